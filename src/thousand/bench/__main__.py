@@ -1,0 +1,275 @@
+"""The GPU run: `python -m thousand.bench` on a machine with an NVIDIA GPU.
+
+1. runs the GPU test layer (every kernel against its reference, compute-sanitizer,
+   every snippet) and the benchmarks, in one pytest session;
+2. only if all of it passed, writes the ledger docs/assets/results/<gpu>.json and the
+   snippet outputs docs/assets/outputs/<gpu>/, which the pages render;
+3. prints every kernel's bandwidth or FLOP rate as ratios to the copy kernel (the
+   measured peak), NumPy and PyTorch, all from this one run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+from thousand.bench import ledger as L
+from thousand.cuda import device_info, nvcc_path
+from thousand.kernels.family import all_families
+
+
+def run_pytest(tmp: Path, extra: list[str]) -> int:
+    env = {**os.environ, "THOUSAND_RECORD_DIR": str(tmp / "outputs")}
+    (tmp / "outputs").mkdir()
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-m",
+        "gpu",
+        "tests",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={tmp / 'junit.xml'}",
+        f"--benchmark-json={tmp / 'bench.json'}",
+        "--benchmark-columns=min,median,max,rounds",
+        *extra,
+    ]
+    print("$", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, cwd=L.ROOT, env=env).returncode
+
+
+def read_checks(junit: Path) -> tuple[dict, set]:
+    """Per kernel: how many (size, block) cases ran and whether all passed."""
+    checks, snippets_ok = {}, set()
+    for case in ET.parse(junit).iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        failed = any(
+            case.find(tag) is not None for tag in ("failure", "error", "skipped")
+        )
+        if "kernel" in props:
+            c = checks.setdefault(
+                props["kernel"], {"cases": 0, "passed": True, "sizes": [], "blocks": []}
+            )
+            c["cases"] += 1
+            c["passed"] &= not failed
+            size = json.loads(props["size"])
+            if size not in c["sizes"]:
+                c["sizes"].append(size)
+            if props["block"] not in c["blocks"]:
+                c["blocks"].append(props["block"])
+        if "snippet" in props and not failed:
+            snippets_ok.add(props["snippet"])
+    return checks, snippets_ok
+
+
+def git_commit() -> str:
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=L.ROOT,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return sha
+
+
+def nvcc_version() -> str:
+    out = subprocess.run(
+        [nvcc_path(), "--version"], capture_output=True, text=True
+    ).stdout
+    return out.strip().splitlines()[-1]
+
+
+def build_ledger(
+    bench: dict, checks: dict, snippet_dir: Path, ok_snippets: set
+) -> dict:
+    info = device_info()
+    slug = L.slug(info["name"])
+    by_kind: dict[str, list] = {}
+    for b in bench["benchmarks"]:
+        by_kind.setdefault(b["extra_info"].get("kind"), []).append(b)
+
+    numpy_ms = {
+        b["extra_info"]["family"]: b["stats"]["median"] * 1e3
+        for b in by_kind.get("numpy", [])
+    }
+    torch_ms = {
+        b["extra_info"]["family"]: b["extra_info"]["median_ms"]
+        for b in by_kind.get("torch", [])
+    }
+    torch_version = next(
+        (b["extra_info"]["torch"] for b in by_kind.get("torch", [])), None
+    )
+    families = {f.name: f for f in all_families()}
+    kernels = {}
+    for b in by_kind.get("kernel", []):
+        e = b["extra_info"]
+        f = families[e["family"]]
+        v = next(v for v in f.versions if v.kernel == e["kernel"])
+        size = tuple(e["size"])
+        ms = e["median_ms"]
+        entry = {
+            "family": f.name,
+            "version": v.number,
+            "teaches": v.teaches,
+            "source_sha256": L.family_sha256(f.name),
+            "check": {**checks[v.kernel], "tolerance": f.tolerance},
+            "size": list(size),
+            "block": str(v.default_block),
+            "median_ms": ms,
+            "min_ms": e["min_ms"],
+            "max_ms": e["max_ms"],
+            "repeats": e["repeats"],
+            "numpy_ms": numpy_ms.get(f.name),
+            "torch_ms": torch_ms.get(f.name),
+        }
+        if f.bytes_moved:
+            entry["bytes"] = f.bytes_moved(size)
+            entry["gbps"] = entry["bytes"] / ms / 1e6
+        if f.flops:
+            entry["flops"] = f.flops(size)
+            entry["gflops"] = entry["flops"] / ms / 1e6
+        kernels[v.kernel] = entry
+
+    peak = max(k["gbps"] for k in kernels.values() if k["family"] == "copy")
+    for k in kernels.values():
+        if "gbps" in k:
+            k["pct_of_copy"] = 100 * k["gbps"] / peak
+        if k["numpy_ms"]:
+            k["speedup_vs_numpy"] = k["numpy_ms"] / k["median_ms"]
+        if k["torch_ms"]:
+            k["pct_of_torch"] = 100 * k["torch_ms"] / k["median_ms"]
+
+    out_dir = L.OUTPUTS_DIR / slug
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    snippet_entries = {}
+    for path in L.snippets():
+        if path.name not in ok_snippets:
+            raise SystemExit(f"snippet {path.name} did not pass: not recording")
+        target = out_dir / f"{path.stem}.txt"
+        shutil.copyfile(snippet_dir / f"{path.stem}.txt", target)
+        snippet_entries[path.name] = {
+            "sha256": L.sha256_of(path),
+            "output": str(target.relative_to(L.ROOT)),
+            "output_sha256": L.sha256_of(target),
+        }
+
+    series = sorted(
+        (b["extra_info"] for b in by_kind.get("series", [])), key=lambda e: e["n"]
+    )
+    best_add = max(
+        (k for k in kernels.values() if k["family"] == "vector_add"),
+        key=lambda k: k["gbps"],
+    )
+    targets = [
+        {
+            "what": "best vector add vs the copy kernel, float32, n = 2^28",
+            "kernel": f"vector_add_v{best_add['version']}",
+            "ratio": best_add["gbps"] / peak,
+            "target": 0.90,
+            "met": best_add["gbps"] / peak >= 0.90,
+        }
+    ]
+    return {
+        "schema": L.SCHEMA,
+        "device": {
+            **info,
+            "slug": slug,
+            "nvcc": nvcc_version(),
+            "numpy": np.__version__,
+            "torch": torch_version,
+            "python": platform.python_version(),
+            "copy_peak_gbps": peak,
+        },
+        "run": {
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": git_commit(),
+            "command": "python -m thousand.bench",
+        },
+        "kernels": kernels,
+        "snippets": snippet_entries,
+        "series": {
+            "b1-cpu-vs-gpu": [
+                {k: e[k] for k in ("n", "numpy_ms", "kernel_ms", "with_copies_ms")}
+                for e in series
+            ]
+        },
+        "targets": targets,
+    }
+
+
+def print_summary(ledger: dict) -> None:
+    d = ledger["device"]
+    print(
+        f"\n{d['name']}  sm_{d['compute_capability']}  driver {d['driver_version']}"
+        f"  copy peak {d['copy_peak_gbps']:,.0f} GB/s"
+        + (
+            f"  (theoretical {d['peak_bandwidth_gbps']:,.0f})"
+            if d.get("peak_bandwidth_gbps")
+            else ""
+        )
+    )
+    print(
+        f"{'kernel':<18}{'size':>18}{'ms':>10}{'rate':>16}{'% copy':>8}"
+        f"{'x NumPy':>9}{'% torch':>9}"
+    )
+    for name, k in sorted(ledger["kernels"].items()):
+        rate = f"{k['gbps']:,.0f} GB/s" if "gbps" in k else f"{k['gflops']:,.0f} GF/s"
+        pct = f"{k['pct_of_copy']:.1f}" if "pct_of_copy" in k else "-"
+        vs_np = f"{k['speedup_vs_numpy']:.1f}" if k.get("speedup_vs_numpy") else "-"
+        vs_t = f"{k['pct_of_torch']:.0f}" if k.get("pct_of_torch") else "-"
+        size = "x".join(map(str, k["size"]))
+        print(
+            f"{name:<18}{size:>18}{k['median_ms']:>10.3f}{rate:>16}{pct:>8}"
+            f"{vs_np:>9}{vs_t:>9}"
+        )
+    for t in ledger["targets"]:
+        print(
+            f"target: {t['what']}: {t['kernel']} at {100 * t['ratio']:.1f}% "
+            f"(needs {100 * t['target']:.0f}%): {'met' if t['met'] else 'NOT met'}"
+        )
+
+
+def main(argv: list[str]) -> int:
+    info = device_info()  # fails here, clearly, when there is no GPU or PyCUDA
+    print(f"GPU run on {info['name']}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        rc = run_pytest(tmp, argv)
+        if rc != 0:
+            print(f"\nthe GPU layer failed (pytest exit {rc}): no ledger written")
+            return rc
+        checks, ok_snippets = read_checks(tmp / "junit.xml")
+        bench = json.loads((tmp / "bench.json").read_text())
+        ledger = build_ledger(bench, checks, tmp / "outputs", ok_snippets)
+    path = L.write(ledger)
+    print_summary(ledger)
+    print(
+        f"\nwrote {path.relative_to(L.ROOT)} and docs/assets/outputs/"
+        f"{ledger['device']['slug']}/"
+    )
+    stale = L.stale_entries(ledger)
+    if stale:
+        print("but the ledger is not complete:", *stale, sep="\n  ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

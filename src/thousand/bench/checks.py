@@ -1,0 +1,21 @@
+"""Run one kernel version on fresh random input and compare with its reference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from thousand.kernels.family import Family, Version, rel_error
+
+
+def check_version(family: Family, version: Version, size: tuple, block, seed: int = 0):
+    """Return (error, tolerance). The output starts as NaN, so an element the kernel
+    never writes shows up as an infinite error instead of passing by luck."""
+    from pycuda import gpuarray
+
+    rng = np.random.default_rng(seed)
+    inputs = family.make_inputs(rng, size)
+    expected = family.ref(*inputs)
+    d_inputs = [gpuarray.to_gpu(a) for a in inputs]
+    d_out = gpuarray.to_gpu(np.full(expected.shape, np.nan, dtype=np.float32))
+    version.run(*d_inputs, out=d_out, block=block)
+    return rel_error(d_out.get(), expected), family.tolerance

@@ -1,0 +1,51 @@
+"""`python -m thousand.kernels.<family>`: check every version, time it, print it."""
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from thousand.bench.checks import check_version
+from thousand.kernels.family import Family
+
+
+def check_all(family: Family, *, sizes=None) -> bool:
+    ok = True
+    for v in family.versions:
+        for size in sizes or family.check_sizes:
+            err, tol = check_version(family, v, size, v.default_block)
+            passed = err <= tol
+            ok &= passed
+            if not passed:
+                print(f"FAIL {v.kernel} size={size}: error {err:.3g} > {tol:.3g}")
+    return ok
+
+
+def check_then_time(family: Family) -> None:
+    from pycuda import gpuarray
+
+    from thousand.cuda import device_info, median, time_ms
+
+    info = device_info()
+    print(f"{family.name} on {info['name']} (sm_{info['compute_capability']})")
+    if not check_all(family):
+        raise SystemExit(f"{family.name}: a version disagrees with the reference")
+    print(f"checked every version at sizes {list(family.check_sizes)}: all match")
+    size = family.bench_size
+    inputs = [
+        gpuarray.to_gpu(a) for a in family.make_inputs(np.random.default_rng(0), size)
+    ]
+    print(f"\ntimed at size {size} (median of 20, CUDA events, L2 flushed)")
+    print(f"{'version':<22}{'ms':>10}{'rate':>16}")
+    for v in family.versions:
+        out = v.run(*inputs, block=v.default_block)  # allocate once, outside the timing
+
+        def run(v=v, out=out):
+            v.run(*inputs, out=out, block=v.default_block)
+
+        ms = median(time_ms(run))
+        if family.bytes_moved:
+            rate = f"{family.bytes_moved(size) / ms / 1e6:,.0f} GB/s"
+        else:
+            rate = f"{family.flops(size) / ms / 1e9:,.0f} TFLOP/s"
+        print(f"{v.kernel:<22}{ms:>10.3f}{rate:>16}")

@@ -1,0 +1,34 @@
+"""The runtime every kernel family uses: device, compilation, launch, timing, errors."""
+
+from .arrays import Staging, check_aligned, check_array, check_block, check_shape
+from .compiler import compile_ptx, kernel, module, nvcc_path, source_path
+from .device import device_info, driver, gpu_status
+from .errors import CudaUnavailable, NoGpu, NvccMissing, PyCudaMissing
+from .launch import cdiv, grid_stride_blocks, launch, launch_1d
+from .timing import median, time_ms
+
+__all__ = [
+    "CudaUnavailable",
+    "NoGpu",
+    "NvccMissing",
+    "PyCudaMissing",
+    "Staging",
+    "cdiv",
+    "check_aligned",
+    "check_array",
+    "check_block",
+    "check_shape",
+    "compile_ptx",
+    "device_info",
+    "driver",
+    "gpu_status",
+    "grid_stride_blocks",
+    "kernel",
+    "launch",
+    "launch_1d",
+    "median",
+    "module",
+    "nvcc_path",
+    "source_path",
+    "time_ms",
+]

@@ -1,0 +1,82 @@
+"""Compile each family's `.cu` file once per process; PTX for the CPU tests."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from .device import driver
+from .errors import NvccMissing
+
+KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels"
+NVCC_FLAGS = ["-std=c++17", "-lineinfo"]
+
+
+def nvcc_path() -> str:
+    """Find nvcc on PATH or under $CUDA_HOME, or say how to get it."""
+    found = shutil.which("nvcc")
+    if not found and os.environ.get("CUDA_HOME"):
+        candidate = Path(os.environ["CUDA_HOME"]) / "bin" / "nvcc"
+        found = str(candidate) if candidate.exists() else None
+    if not found:
+        raise NvccMissing(
+            "nvcc (the CUDA compiler) is not on PATH and not under $CUDA_HOME/bin; "
+            "install the CUDA toolkit or add its bin/ to PATH"
+        )
+    return found
+
+
+def source_path(family: str) -> Path:
+    path = KERNEL_DIR / f"{family}.cu"
+    if not path.exists():
+        raise FileNotFoundError(f"no kernel family {family!r}: {path} does not exist")
+    return path
+
+
+@functools.cache
+def module(family: str):
+    """The compiled module of `kernels/<family>.cu` (cached for the process)."""
+    driver()
+    nvcc = nvcc_path()
+    from pycuda.compiler import SourceModule
+
+    return SourceModule(
+        source_path(family).read_text(),
+        nvcc=nvcc,
+        options=NVCC_FLAGS,
+        no_extern_c=True,  # the .cu files declare their kernels extern "C" themselves
+        include_dirs=[str(KERNEL_DIR)],
+    )
+
+
+@functools.cache
+def kernel(family: str, name: str):
+    """One `__global__` function of a family, ready to launch."""
+    return module(family).get_function(name)
+
+
+def compile_ptx(path: Path, arch: str, out: Path) -> str:
+    """Compile a .cu file to PTX with nvcc; return what nvcc printed (its warnings).
+
+    Needs no GPU: the CPU test layer uses it to prove every kernel compiles.
+    """
+    cmd = [
+        nvcc_path(),
+        *NVCC_FLAGS,
+        "-ptx",
+        f"-arch={arch}",
+        "-I",
+        str(KERNEL_DIR),
+        "-Xcompiler",
+        "-Wall",
+        str(path),
+        "-o",
+        str(out),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"nvcc failed on {path.name} for {arch}:\n{done.stderr}")
+    return done.stderr + done.stdout

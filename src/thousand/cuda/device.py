@@ -1,0 +1,103 @@
+"""The device and its context, created lazily on first use.
+
+We use the device's *primary* context (`pycuda.autoprimaryctx`), the one the CUDA
+runtime uses too, so our kernels and PyTorch or CuPy share one context in one process.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+
+from .errors import NoGpu, PyCudaMissing
+
+INSTALL_HINT = "pip install 'thousand-points[gpu]'"
+
+
+@functools.cache
+def driver():
+    """Return `pycuda.driver` with the primary context of device 0 current."""
+    if importlib.util.find_spec("pycuda") is None:
+        raise PyCudaMissing(f"PyCUDA is not installed; to run kernels: {INSTALL_HINT}")
+    try:
+        import pycuda.driver as drv
+    except ImportError as e:  # the extension module needs libcuda from the driver
+        raise NoGpu(
+            f"PyCUDA is installed but cannot load the NVIDIA driver library ({e}); "
+            "this machine has no usable NVIDIA driver"
+        ) from e
+    try:
+        drv.init()
+        count = drv.Device.count()
+    except drv.Error as e:
+        raise NoGpu(f"the CUDA driver found no usable GPU ({e})") from e
+    if count == 0:
+        raise NoGpu("the CUDA driver reports 0 GPUs")
+    import pycuda.autoprimaryctx  # noqa: F401  (retains and pushes the primary context)
+
+    return drv
+
+
+def gpu_status() -> tuple[bool, str]:
+    """(True, device name) when kernels can run, else (False, why not). Never raises."""
+    if os.environ.get("THOUSAND_NO_GPU"):
+        return False, "THOUSAND_NO_GPU is set"
+    try:
+        drv = driver()
+    except (PyCudaMissing, NoGpu) as e:
+        return False, str(e)
+    return True, drv.Context.get_device().name()
+
+
+def current_device():
+    return driver().Context.get_device()
+
+
+@functools.cache
+def device_info() -> dict:
+    """Facts about the current device, read from the device (nothing typed in)."""
+    drv = driver()
+    dev = current_device()
+    a = {str(k): v for k, v in dev.get_attributes().items()}
+    major, minor = dev.compute_capability()
+    mem_clock_khz = a.get("MEMORY_CLOCK_RATE")
+    bus_bits = a.get("GLOBAL_MEMORY_BUS_WIDTH")
+    # DDR memory moves data on both clock edges: 2 * clock * bus width.
+    peak_gbps = (
+        2 * mem_clock_khz * 1e3 * bus_bits / 8 / 1e9
+        if mem_clock_khz and bus_bits
+        else None
+    )
+    import pycuda
+
+    return {
+        "name": dev.name(),
+        "compute_capability": f"{major}.{minor}",
+        "sm_count": a["MULTIPROCESSOR_COUNT"],
+        "warp_size": a["WARP_SIZE"],
+        "max_threads_per_block": a["MAX_THREADS_PER_BLOCK"],
+        "max_block_dim": [
+            a["MAX_BLOCK_DIM_X"],
+            a["MAX_BLOCK_DIM_Y"],
+            a["MAX_BLOCK_DIM_Z"],
+        ],
+        "max_grid_dim": [a["MAX_GRID_DIM_X"], a["MAX_GRID_DIM_Y"], a["MAX_GRID_DIM_Z"]],
+        "max_threads_per_sm": a["MAX_THREADS_PER_MULTIPROCESSOR"],
+        "shared_memory_per_block": a["MAX_SHARED_MEMORY_PER_BLOCK"],
+        "registers_per_block": a["MAX_REGISTERS_PER_BLOCK"],
+        "l2_cache_bytes": a["L2_CACHE_SIZE"],
+        "total_memory_bytes": dev.total_memory(),
+        "sm_clock_mhz": a.get("CLOCK_RATE", 0) / 1e3 or None,
+        "memory_clock_mhz": mem_clock_khz / 1e3 if mem_clock_khz else None,
+        "memory_bus_bits": bus_bits,
+        "peak_bandwidth_gbps": peak_gbps,
+        "driver_version": _version_text(drv.get_driver_version()),
+        "pycuda_cuda_version": ".".join(map(str, drv.get_version())),
+        "pycuda": pycuda.VERSION_TEXT,
+    }
+
+
+def _version_text(v: int) -> str:
+    """CUDA encodes versions as 1000*major + 10*minor."""
+    return f"{v // 1000}.{v % 1000 // 10}"

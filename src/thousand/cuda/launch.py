@@ -1,0 +1,72 @@
+"""Launch helpers: grid arithmetic and a launch that checks the launch itself."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .compiler import kernel
+from .device import device_info, driver
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division: how many blocks of `b` cover `a` items."""
+    return (a + b - 1) // b
+
+
+def grid_stride_blocks(block: int, n_items: int) -> int:
+    """Enough blocks to fill every SM to its thread limit, never more than needed."""
+    info = device_info()
+    full = info["sm_count"] * (info["max_threads_per_sm"] // block)
+    return max(1, min(full, cdiv(n_items, block)))
+
+
+def launch(family: str, name: str, grid, block, *args, shared: int = 0) -> None:
+    """Launch `name` from `kernels/<family>.cu` and surface launch errors at once.
+
+    Kernel launches are asynchronous; reading the context's error state right after
+    the launch turns a bad configuration into an exception that names the kernel.
+    """
+    drv = driver()
+    fn = kernel(family, name)
+    grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    block = tuple(int(b) for b in block) + (1,) * (3 - len(block))
+    try:
+        fn(*args, grid=grid, block=block, shared=shared)
+    except drv.Error as e:
+        raise RuntimeError(
+            f"launch of {name} with grid={grid} block={block} failed: {e}"
+        ) from e
+
+
+def launch_1d(
+    op: str,
+    name: str,
+    inputs: dict,
+    out,
+    block: int,
+    grid_for,
+    align: int | None = None,
+):
+    """Check, stage and launch `name(in_0, ..., out, n)` over equal-length 1-D arrays.
+
+    `grid_for(n)` gives the number of blocks; `align` demands that many bytes of
+    alignment (vector loads). Returns `out` in the kind of array the caller passed.
+    """
+    from .arrays import Staging, check_aligned, check_array, check_block, check_shape
+
+    first = next(iter(inputs.values()))
+    named = dict(inputs) if out is None else {**inputs, "out": out}
+    for arg, a in named.items():
+        check_array(op, arg, a, ndim=1)
+        check_shape(op, arg, a, first.shape)
+    check_block(op, (block,))
+    if align:
+        for arg, a in named.items():
+            check_aligned(op, arg, a, align)
+    n = first.shape[0]
+    stage = Staging(op, *inputs.values())
+    d_in = stage.inputs()
+    d_out = stage.output(out, first.shape)
+    if n:
+        launch(op, name, (grid_for(n),), (block,), *d_in, d_out, np.int32(n))
+    return stage.result(d_out, out)

@@ -1,0 +1,72 @@
+"""What every kernel family declares, so tests and benchmarks can iterate over it.
+
+A family module (`vector_add.py`) defines `<op>_ref`, one launcher per version,
+`<op>(..., version=N)`, and `FAMILY`, the metadata below. Work (bytes moved or FLOPs)
+is a formula of the size, so GB/s and GFLOP/s are computed, never typed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Version:
+    number: int
+    kernel: str  # the extern "C" __global__ name in the .cu file
+    teaches: str  # one line: what this rung shows
+    run: Callable  # launcher: run(*inputs, out=None, block=...)
+    blocks: tuple = (128, 256)  # block shapes the GPU tests try
+    default_block: tuple | int = 256
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    versions: tuple[Version, ...]
+    ref: Callable  # NumPy reference: ref(*inputs) -> array
+    make_inputs: Callable  # make_inputs(rng, size) -> tuple of arrays
+    check_sizes: tuple[tuple[int, ...], ...]  # awkward sizes: 1, primes, ragged
+    bench_size: tuple[int, ...]
+    bytes_moved: Callable[[tuple], int] | None = None  # fewest bytes through DRAM
+    flops: Callable[[tuple], int] | None = None
+    tolerance: float = 0.0  # max |out - ref| / max(|ref|, 1): 0 means bit-exact
+    extra: dict = field(default_factory=dict)
+
+    def version(self, number: int) -> Version:
+        for v in self.versions:
+            if v.number == number:
+                return v
+        known = [v.number for v in self.versions]
+        raise ValueError(f"{self.name}: no version {number}; versions are {known}")
+
+
+def pick(family: Family, version: int) -> Callable:
+    """The launcher of `version`, with a clear error for one that does not exist."""
+    return family.version(version).run
+
+
+def rel_error(out: np.ndarray, ref: np.ndarray) -> float:
+    """Largest elementwise error, relative to the reference's magnitude (at least 1)."""
+    ref64 = np.asarray(ref, dtype=np.float64)
+    diff = np.abs(np.asarray(out, dtype=np.float64) - ref64)
+    if not np.all(np.isfinite(out)):
+        return float("inf")
+    return float(diff.max(initial=0.0) / max(np.abs(ref64).max(initial=0.0), 1.0))
+
+
+KERNEL_DIR = Path(__file__).resolve().parent
+
+
+def all_families() -> list[Family]:
+    """Every family: each `<name>.cu` here with its sibling `<name>.py`."""
+    found = []
+    for cu in sorted(KERNEL_DIR.glob("*.cu")):
+        mod = importlib.import_module(f"thousand.kernels.{cu.stem}")
+        found.append(mod.FAMILY)
+    return found
