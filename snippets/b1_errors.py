@@ -1,6 +1,8 @@
 """What goes wrong, and how it is reported instead of producing garbage (B1)."""
 
 import numpy as np
+import pycuda.autoprimaryctx  # noqa: F401  (makes the GPU's primary context current)
+from pycuda import gpuarray
 
 from thousand.cuda import launch
 from thousand.kernels.vector_add import vector_add
@@ -20,13 +22,11 @@ except ValueError as e:
     print("2.", e)
 
 # 3. ...and by the driver itself if we skip our check and launch directly.
-from pycuda import gpuarray  # noqa: E402
-
 d = gpuarray.to_gpu(x)
 try:
     launch("vector_add", "vector_add_v2", (1,), (2048,), d, d, d, np.int32(1000))
 except RuntimeError as e:
     print("3.", e)
 
-# 4. After a failed launch the context is still usable: check the next result.
+# 4. A failed launch leaves the context usable: the next kernel still works.
 print("4. after the errors, 1 + 1 =", vector_add(x, x)[0])

@@ -40,6 +40,8 @@ def run_pytest(tmp: Path, extra: list[str]) -> int:
         "tests",
         "-p",
         "no:cacheprovider",
+        "-o",
+        "junit_family=legacy",  # keeps record_property values in the XML
         f"--junitxml={tmp / 'junit.xml'}",
         f"--benchmark-json={tmp / 'bench.json'}",
         "--benchmark-columns=min,median,max,rounds",

@@ -7,7 +7,8 @@ import numpy as np
 
 
 def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
+    with np.errstate(over="ignore"):  # exp(-z) overflows to inf: sigmoid is then 0
+        return 1.0 / (1.0 + np.exp(-z))
 
 
 NUMPY = {

@@ -1,5 +1,4 @@
 """`python -m thousand.kernels.<family>`: check every version, time it, print it."""
-"""
 
 from __future__ import annotations
 
