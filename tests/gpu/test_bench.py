@@ -33,6 +33,7 @@ def _record(benchmark, samples, **info):
 def _device_inputs(family):
     from pycuda import gpuarray
 
+    driver()
     host = family.make_inputs(np.random.default_rng(0), family.bench_size)
     return host, [gpuarray.to_gpu(a) for a in host]
 

@@ -12,6 +12,9 @@ def check_version(family: Family, version: Version, size: tuple, block, seed: in
     never writes shows up as an infinite error instead of passing by luck."""
     from pycuda import gpuarray
 
+    from thousand.cuda import driver
+
+    driver()  # gpuarray needs a current context before the launcher makes one
     rng = np.random.default_rng(seed)
     inputs = family.make_inputs(rng, size)
     expected = family.ref(*inputs)
