@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from thousand.kernels import all_families
+from thousand.kernels import all_families, rel_error
 from thousand.kernels.copy import copy_ref
 from thousand.kernels.matmul import matmul_ref
 from thousand.kernels.matrix_add import matrix_add_ref
@@ -83,3 +83,14 @@ def test_inputs_are_what_the_launchers_accept(family):
     for size in family.check_sizes[:3]:
         for a in family.make_inputs(rng, size):
             assert a.dtype == np.float32 and a.flags.c_contiguous
+
+
+@pytest.mark.parametrize("family", all_families(), ids=lambda f: f.name)
+def test_numpy_baseline_computes_the_same_thing(family):
+    """The CPU baseline the benchmarks time must be the operation itself."""
+    from thousand.bench.baselines import NUMPY
+
+    for size in family.check_sizes[:4]:
+        inputs = family.make_inputs(rng, size)
+        out = NUMPY[family.name](*inputs)()
+        assert rel_error(out, family.ref(*inputs)) <= max(family.tolerance, 1e-5)

@@ -76,6 +76,8 @@ def read_checks(junit: Path) -> tuple[dict, set]:
 
 
 def git_commit() -> str:
+    if os.environ.get("THOUSAND_COMMIT"):  # for a copy of the tree without .git
+        return os.environ["THOUSAND_COMMIT"]
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -219,7 +221,7 @@ def build_ledger(
 def print_summary(ledger: dict) -> None:
     d = ledger["device"]
     print(
-        f"\n{d['name']}  sm_{d['compute_capability']}  driver {d['driver_version']}"
+        f"\n{d['name']}  sm_{d['compute_capability']}  driver {d['driver_release']}"
         f"  copy peak {d['copy_peak_gbps']:,.0f} GB/s"
         + (
             f"  (theoretical {d['peak_bandwidth_gbps']:,.0f})"

@@ -92,10 +92,27 @@ def device_info() -> dict:
         "memory_clock_mhz": mem_clock_khz / 1e3 if mem_clock_khz else None,
         "memory_bus_bits": bus_bits,
         "peak_bandwidth_gbps": peak_gbps,
-        "driver_version": _version_text(drv.get_driver_version()),
+        "driver_release": _driver_release(),
+        "cuda_driver_api": _version_text(drv.get_driver_version()),
         "pycuda_cuda_version": ".".join(map(str, drv.get_version())),
         "pycuda": pycuda.VERSION_TEXT,
     }
+
+
+def _driver_release() -> str | None:
+    """The driver's release number (e.g. 580.95), which only nvidia-smi reports."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.strip().splitlines()[0] if out.strip() else None
 
 
 def _version_text(v: int) -> str:
