@@ -93,10 +93,10 @@ def git_commit() -> str:
 
 
 def nvcc_version() -> str:
-    out = subprocess.run(
-        [nvcc_path(), "--version"], capture_output=True, text=True
-    ).stdout
-    return out.strip().splitlines()[-1]
+    """'13.0.88' from nvcc's 'Cuda compilation tools, release 13.0, V13.0.88'."""
+    out = subprocess.run([nvcc_path(), "--version"], capture_output=True, text=True)
+    found = re.search(r"\bV(\d+\.\d+\.\d+)", out.stdout)
+    return found.group(1) if found else out.stdout.strip().splitlines()[-1]
 
 
 def build_ledger(
