@@ -1,0 +1,57 @@
+"""Build both languages into one site/, or build and serve it.
+
+    python -m thousand.site build           # site/ (Chinese) and site/en/ (English)
+    python -m thousand.site serve [--port N] # build, then serve site/ on localhost
+
+One MkDocs build per language (Material's recommended set-up); `mkdocs serve` would
+show only one of them, so `serve` builds both and serves the result as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import http.server
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+# The Chinese build first: it empties site/, the English one then fills site/en/.
+CONFIGS = ["mkdocs.yml", "mkdocs.en.yml"]
+
+
+def build(site_dir: Path | None = None) -> None:
+    for config in CONFIGS:
+        cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config]
+        if site_dir is not None:
+            sub = site_dir if config == "mkdocs.yml" else site_dir / "en"
+            cmd += ["--site-dir", str(sub)]
+        print("$", " ".join(cmd), flush=True)
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # the banner is not news
+        subprocess.run(cmd, cwd=ROOT, check=True, env=env)
+
+
+def serve(port: int) -> None:
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=str(ROOT / "site"))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
+        print(f"serving both languages at http://127.0.0.1:{port}/ "
+              f"(English at /en/); Ctrl-C stops")
+        httpd.serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m thousand.site")
+    parser.add_argument("command", choices=["build", "serve"])
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--site-dir", type=Path, default=None)
+    args = parser.parse_args()
+    build(args.site_dir)
+    if args.command == "serve":
+        serve(args.port)
+
+
+if __name__ == "__main__":
+    main()

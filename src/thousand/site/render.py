@@ -1,0 +1,171 @@
+"""Turn the ledger into page content at build time.
+
+A page asks for recorded results with a directive on a line of its own:
+
+    <!-- results:device -->                        which GPU, driver, date, commit
+    <!-- results:table vector_add copy -->         every version of those families
+    <!-- results:output b1_vector_add -->          what snippets/b1_vector_add.py said
+    <!-- results:plot b1-cpu-vs-gpu -->            a plot drawn from a recorded series
+    <!-- results:targets -->                       the benchmark targets and outcomes
+
+Every number comes from the ledger; a directive that names something the ledger
+lacks fails the build.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+
+from thousand.bench import ledger as L
+
+DIRECTIVE = re.compile(r"^<!-- results:(\w+)((?: [\w.-]+)*) -->$", re.M)
+
+TEXT = {
+    "zh": {
+        "device": "本页的输出、表格和图都来自同一次记录的 GPU 运行",
+        "gpu": "GPU", "driver": "驱动", "software": "软件", "run": "运行",
+        "output": "记录的输出（{device}，{date}）：",
+        "cols": ["版本", "内容", "规模", "时间 (ms)", "速率", "占复制核函数",
+                 "比 NumPy 快", "占 PyTorch", "正确性检查"],
+        "cases": "{n} 组通过",
+        "target": "{what}：{kernel} 达到 {ratio:.1f}%（目标 ≥ {target:.0f}%）：{verdict}",
+        "met": "达成", "missed": "未达成",
+        "plot_alt": "NumPy (CPU) 与 GPU 的向量加法耗时随规模的变化",
+    },
+    "en": {
+        "device": "Every output, table and plot on this page comes from one GPU run",
+        "gpu": "GPU", "driver": "Driver", "software": "Software", "run": "Run",
+        "output": "Recorded output ({device}, {date}):",
+        "cols": ["version", "what it does", "size", "time (ms)", "rate", "% of copy",
+                 "× NumPy", "% of PyTorch", "checked"],
+        "cases": "{n} cases pass",
+        "target": "{what}: {kernel} reaches {ratio:.1f}% (target ≥ {target:.0f}%): "
+        "{verdict}",
+        "met": "met", "missed": "not met",
+        "plot_alt": "Vector add time over size: NumPy on the CPU against the GPU",
+    },
+}
+
+
+class DirectiveError(ValueError):
+    pass
+
+
+class Results:
+    """One ledger, rendered in one language."""
+
+    def __init__(self, slug: str, lang: str):
+        self.ledger = L.load(slug)
+        self.t = TEXT[lang]
+
+    # -- directives -------------------------------------------------------------
+
+    def render_page(self, markdown: str, page_uri: str) -> str:
+        def replace(m: re.Match) -> str:
+            kind, args = m.group(1), m.group(2).split()
+            method = getattr(self, f"_{kind}", None)
+            if method is None:
+                raise DirectiveError(f"{page_uri}: unknown directive results:{kind}")
+            return method(args, page_uri)
+
+        return DIRECTIVE.sub(replace, markdown)
+
+    def _device(self, args, page_uri):
+        d, run, t = self.ledger["device"], self.ledger["run"], self.t
+        sm = f"sm_{d['compute_capability'].replace('.', '')}"
+        lines = [
+            f"- **{t['gpu']}**: {d['name']} ({sm}, {d['sm_count']} SMs, "
+            f"{d['total_memory_bytes'] / 2**30:.0f} GiB)",
+            f"- **{t['driver']}**: {d.get('driver_release') or '?'} "
+            f"(CUDA {d['cuda_driver_api']}), nvcc {d['nvcc']}",
+            f"- **{t['software']}**: Python {d['python']}, PyCUDA {d['pycuda']}, "
+            f"NumPy {d['numpy']}"
+            + (f", PyTorch {d['torch']}" if d.get("torch") else ""),
+            f"- **{t['run']}**: {run['date']}, commit `{run['commit'][:10]}`, "
+            f"`{run['command']}`",
+        ]
+        body = "\n".join("    " + line for line in lines)
+        return f'!!! info "{t["device"]}"\n\n{body}\n'
+
+    def _output(self, args, page_uri):
+        (stem,) = args
+        entry = self.ledger["snippets"].get(f"{stem}.py")
+        if entry is None:
+            raise DirectiveError(f"{page_uri}: snippets/{stem}.py has not run")
+        text = (L.ROOT / entry["output"]).read_text().rstrip("\n")
+        caption = self.t["output"].format(device=self.ledger["device"]["name"],
+                                          date=self.ledger["run"]["date"])
+        return f"{caption}\n\n```text\n{text}\n```\n"
+
+    def _table(self, families, page_uri):
+        rows = [k for k in self.ledger["kernels"].values() if k["family"] in families]
+        missing = set(families) - {k["family"] for k in rows}
+        if missing:
+            raise DirectiveError(f"{page_uri}: nothing recorded for {sorted(missing)}")
+        rows.sort(key=lambda k: (families.index(k["family"]), k["version"]))
+        cols = self.t["cols"]
+        out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for k in rows:
+            rate = (f"{k['gbps']:,.0f} GB/s" if "gbps" in k
+                    else f"{k['gflops']:,.0f} GFLOP/s")
+            out.append("| " + " | ".join([
+                f"`{k['family']}_v{k['version']}`",
+                k["teaches"],
+                "×".join(map(str, k["size"])),
+                f"{k['median_ms']:.3f}",
+                rate,
+                f"{k['pct_of_copy']:.1f}%" if "pct_of_copy" in k else "–",
+                f"{k['speedup_vs_numpy']:,.1f}×" if k.get("speedup_vs_numpy") else "–",
+                f"{k['pct_of_torch']:.0f}%" if k.get("pct_of_torch") else "–",
+                self.t["cases"].format(n=k["check"]["cases"]),
+            ]) + " |")
+        return "\n".join(out) + "\n"
+
+    def _targets(self, args, page_uri):
+        lines = []
+        for x in self.ledger["targets"]:
+            verdict = self.t["met"] if x["met"] else self.t["missed"]
+            mark = "✅" if x["met"] else "❌"
+            lines.append(f"- {mark} " + self.t["target"].format(
+                what=x["what"], kernel=f"`{x['kernel']}`", ratio=100 * x["ratio"],
+                target=100 * x["target"], verdict=verdict))
+        return "\n".join(lines) + "\n"
+
+    def _plot(self, args, page_uri):
+        (name,) = args
+        if name not in self.ledger["series"]:
+            raise DirectiveError(f"{page_uri}: no recorded series {name!r}")
+        target = f"assets/plots/{name}.svg"  # drawn by the hook's on_files
+        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
+        return f"![{self.t['plot_alt']}]({rel})\n"
+
+    # -- plots --------------------------------------------------------------------
+
+    def draw(self, name: str) -> bytes:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        series = self.ledger["series"][name]
+        n = [p["n"] for p in series]
+        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+        for key, label, style in [
+            ("numpy_ms", "NumPy on the CPU", "o-"),
+            ("with_copies_ms", "GPU incl. host↔device copies", "s-"),
+            ("kernel_ms", "GPU kernel only (data already on the GPU)", "^-"),
+        ]:
+            ax.loglog(n, [p[key] for p in series], style, label=label, base=2)
+        ax.set_xlabel("elements (float32): out = x + y")
+        ax.set_ylabel("time (ms, median)")
+        ax.set_title(f"{self.ledger['device']['name']}, {self.ledger['run']['date']}",
+                     fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+        plt.close(fig)
+        return buf.getvalue()
