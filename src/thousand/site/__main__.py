@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import http.server
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,11 +34,14 @@ def build(site_dir: Path | None = None) -> None:
 
 
 def serve(port: int) -> None:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
-                                directory=str(ROOT / "site"))
+    handler = functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(ROOT / "site")
+    )
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
-        print(f"serving both languages at http://127.0.0.1:{port}/ "
-              f"(English at /en/); Ctrl-C stops")
+        print(
+            f"serving both languages at http://127.0.0.1:{port}/ "
+            f"(English at /en/); Ctrl-C stops"
+        )
         httpd.serve_forever()
 
 
