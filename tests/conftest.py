@@ -4,6 +4,8 @@ Without one, every GPU test is skipped and the run says so in one line, with the
 reason. Nothing else is ever skipped silently.
 """
 
+from collections import Counter
+
 import pytest
 
 from thousand.cuda import gpu_status
@@ -34,12 +36,19 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_terminal_summary(terminalreporter):
     ok, why = gpu()
-    skipped = [
-        r
-        for r in terminalreporter.stats.get("skipped", [])
-        if "gpu" in getattr(r, "keywords", {})
-    ]
-    if not ok and skipped:
+    skipped = terminalreporter.stats.get("skipped", [])
+    on_gpu = [r for r in skipped if "gpu" in getattr(r, "keywords", {})]
+    if not ok and on_gpu:
         terminalreporter.write_line(
-            f"GPU layer: {len(skipped)} tests skipped because {why}", yellow=True
+            f"GPU layer: {len(on_gpu)} tests skipped because {why}", yellow=True
+        )
+    # Anything else skipped (nvcc missing outside CI, say) is named too, by reason.
+    reasons = Counter(
+        str(r.longrepr[2]) if isinstance(r.longrepr, tuple) else "skipped"
+        for r in skipped
+        if "gpu" not in getattr(r, "keywords", {})
+    )
+    for reason, count in sorted(reasons.items()):
+        terminalreporter.write_line(
+            f"CPU layer: {count} skipped: {reason}", yellow=True
         )

@@ -1,6 +1,8 @@
 """Every kernel version against its reference, on awkward sizes and several block
 shapes. Tolerances are declared per family (bit-exact unless stated)."""
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -29,7 +31,7 @@ def test_matches_reference(family, version, size, block, record_property):
     record_property("kernel", version.kernel)
     record_property("size", list(size))
     record_property("block", str(block))
-    seed = abs(hash((version.kernel, size, str(block)))) % 2**32
+    seed = zlib.crc32(f"{version.kernel}{size}{block}".encode())  # same every run
     err, tol = check_version(family, version, size, block, seed=seed)
     assert err <= tol, f"{version.kernel} at {size}, block {block}: error {err:.3g}"
 
