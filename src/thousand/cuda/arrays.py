@@ -72,7 +72,11 @@ def check_aligned(op: str, name: str, x, nbytes: int) -> None:
 class Staging:
     """Move inputs to the device if they are on the host, and results back.
 
-    with Staging(x, y) as (dx, dy):  ...  out = stage.result(d_out)
+    stage = Staging(op, x, y)          # after the checks; makes the context
+    dx, dy = stage.inputs()            # GPUArrays either way
+    d_out = stage.output(out, shape)   # the caller's `out`, or a new array
+    ...launch...
+    return stage.result(d_out, out)    # NumPy in, NumPy out
     """
 
     def __init__(self, op: str, *arrays):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import Staging, check_aligned, check_array, check_block, check_shape
 from .compiler import kernel
 from .device import device_info, driver
 
@@ -21,10 +22,11 @@ def grid_stride_blocks(block: int, n_items: int) -> int:
 
 
 def launch(family: str, name: str, grid, block, *args, shared: int = 0) -> None:
-    """Launch `name` from `kernels/<family>.cu` and surface launch errors at once.
+    """Launch `name` from `kernels/<family>.cu`; a refused launch raises at once.
 
-    Kernel launches are asynchronous; reading the context's error state right after
-    the launch turns a bad configuration into an exception that names the kernel.
+    The driver rejects a bad configuration (too many threads per block, a grid too
+    large) when the launch is issued; we re-raise that with the kernel's name and
+    shape. Errors inside a running kernel surface later, at the next synchronisation.
     """
     drv = driver()
     fn = kernel(family, name)
@@ -52,8 +54,6 @@ def launch_1d(
     `grid_for(n)` gives the number of blocks; `align` demands that many bytes of
     alignment (vector loads). Returns `out` in the kind of array the caller passed.
     """
-    from .arrays import Staging, check_aligned, check_array, check_block, check_shape
-
     first = next(iter(inputs.values()))
     named = dict(inputs) if out is None else {**inputs, "out": out}
     for arg, a in named.items():
