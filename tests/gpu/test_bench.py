@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from thousand.bench.baselines import NUMPY, torch_ops
+from thousand.bench.checks import bench_inputs, prepared_run
 from thousand.cuda import driver, median, time_ms
 from thousand.kernels.family import all_families
 
@@ -30,22 +31,9 @@ def _record(benchmark, samples, **info):
     )
 
 
-def _device_inputs(family):
-    from pycuda import gpuarray
-
-    driver()
-    host = family.make_inputs(np.random.default_rng(0), family.bench_size)
-    return host, [gpuarray.to_gpu(a) for a in host]
-
-
 @pytest.mark.parametrize("family,version", KERNELS)
 def test_kernel(benchmark, family, version):
-    _, d_in = _device_inputs(family)
-    d_out = version.run(*d_in, block=version.default_block)  # allocated once, reused
-
-    def run():
-        version.run(*d_in, out=d_out, block=version.default_block)
-
+    run = prepared_run(version, bench_inputs(family))
     samples = time_ms(run, repeat=REPEAT)
     _record(
         benchmark,

@@ -1,4 +1,4 @@
-"""Run one kernel version on fresh random input and compare with its reference."""
+"""Run kernel versions the way the checks and the benchmarks both need them."""
 
 from __future__ import annotations
 
@@ -22,3 +22,25 @@ def check_version(family: Family, version: Version, size: tuple, block, seed: in
     d_out = gpuarray.to_gpu(np.full(expected.shape, np.nan, dtype=np.float32))
     version.run(*d_inputs, out=d_out, block=block)
     return rel_error(d_out.get(), expected), family.tolerance
+
+
+def bench_inputs(family: Family) -> list:
+    """The family's inputs at its benchmark size, on the device (seed 0)."""
+    from pycuda import gpuarray
+
+    from thousand.cuda import driver
+
+    driver()
+    host = family.make_inputs(np.random.default_rng(0), family.bench_size)
+    return [gpuarray.to_gpu(a) for a in host]
+
+
+def prepared_run(version: Version, d_inputs: list):
+    """A no-argument launch of `version` into an output allocated once, here, so
+    that timing it measures the kernel and not the allocator."""
+    d_out = version.run(*d_inputs, block=version.default_block)
+
+    def run():
+        version.run(*d_inputs, out=d_out, block=version.default_block)
+
+    return run

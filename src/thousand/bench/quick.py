@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from thousand.bench.checks import check_version
+from thousand.bench.checks import bench_inputs, check_version, prepared_run
 from thousand.kernels.family import Family
 
 
@@ -21,8 +19,6 @@ def check_all(family: Family, *, sizes=None) -> bool:
 
 
 def check_then_time(family: Family) -> None:
-    from pycuda import gpuarray
-
     from thousand.cuda import device_info, median, time_ms
 
     info = device_info()
@@ -31,18 +27,11 @@ def check_then_time(family: Family) -> None:
         raise SystemExit(f"{family.name}: a version disagrees with the reference")
     print(f"checked every version at sizes {list(family.check_sizes)}: all match")
     size = family.bench_size
-    inputs = [
-        gpuarray.to_gpu(a) for a in family.make_inputs(np.random.default_rng(0), size)
-    ]
+    inputs = bench_inputs(family)
     print(f"\ntimed at size {size} (median of 20, CUDA events, L2 flushed)")
     print(f"{'version':<22}{'ms':>10}{'rate':>16}")
     for v in family.versions:
-        out = v.run(*inputs, block=v.default_block)  # allocate once, outside the timing
-
-        def run(v=v, out=out):
-            v.run(*inputs, out=out, block=v.default_block)
-
-        ms = median(time_ms(run))
+        ms = median(time_ms(prepared_run(v, inputs)))
         if family.bytes_moved:
             rate = f"{family.bytes_moved(size) / ms / 1e6:,.0f} GB/s"
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,6 @@ class Family:
     bytes_moved: Callable[[tuple], int] | None = None  # fewest bytes through DRAM
     flops: Callable[[tuple], int] | None = None
     tolerance: float = 0.0  # max |out - ref| / max(|ref|, 1): 0 means bit-exact
-    extra: dict = field(default_factory=dict)
 
     def version(self, number: int) -> Version:
         for v in self.versions:
