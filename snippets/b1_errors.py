@@ -1,15 +1,13 @@
 """What goes wrong, and how it is reported instead of producing garbage (B1)."""
 
 import numpy as np
-import pycuda.autoprimaryctx  # noqa: F401  (makes the GPU's primary context current)
-from pycuda import gpuarray
 
-from thousand.cuda import launch
+from thousand.cuda import launch, to_device
 from thousand.kernels.vector_add import vector_add
 
 x = np.ones(1000, dtype=np.float32)
 
-# 1. Wrong dtype: caught before anything reaches the GPU.
+# 1. Wrong dtype: caught before anything reaches the device.
 try:
     vector_add(x.astype(np.float64), x)
 except ValueError as e:
@@ -22,7 +20,7 @@ except ValueError as e:
     print("2.", e)
 
 # 3. ...and by the driver itself if we skip our check and launch directly.
-d = gpuarray.to_gpu(x)
+d = to_device(x)
 try:
     launch("vector_add", "vector_add_v2", (1,), (2048,), d, d, d, np.int32(1000))
 except RuntimeError as e:

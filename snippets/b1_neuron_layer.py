@@ -7,7 +7,7 @@ from thousand.kernels.sigmoid import sigmoid, sigmoid_ref
 
 rng = np.random.default_rng(0)
 z = np.array([-100, -5, -1, 0, 1, 5, 100], dtype=np.float32)
-print("sigmoid(z) on the GPU:", np.round(sigmoid(z), 4))
+print("sigmoid(z), kernel:   ", np.round(sigmoid(z), 4))
 print(f"max error vs float64:   {np.abs(sigmoid(z) - sigmoid_ref(z)).max():.1e}")
 
 n_out, n_in = 512, 784  # e.g. a 28 x 28 image into 512 neurons

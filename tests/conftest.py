@@ -11,6 +11,7 @@ import pytest
 from thousand.cuda import gpu_status
 
 _GPU = {}
+_CPU_KERNEL_OF = {}  # test id -> the kernel it runs on the CPU backend
 
 
 def gpu():
@@ -25,6 +26,10 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        marker = item.get_closest_marker("cpu_kernel")
+        if marker:
+            _CPU_KERNEL_OF[item.nodeid] = marker.args[0]
     ok, why = gpu()
     if ok:
         return
@@ -34,7 +39,33 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def _cpu_kernel_summary(terminalreporter):
+    """One line: how many kernels ran on the CPU backend; one per GPU-only skip."""
+    stats = terminalreporter.stats
+    ran = {
+        _CPU_KERNEL_OF[r.nodeid]
+        for r in stats.get("passed", []) + stats.get("failed", [])
+        if r.nodeid in _CPU_KERNEL_OF and r.when == "call"
+    }
+    skipped = {}
+    for r in stats.get("skipped", []):
+        if r.nodeid in _CPU_KERNEL_OF and isinstance(r.longrepr, tuple):
+            skipped[_CPU_KERNEL_OF[r.nodeid]] = str(r.longrepr[2]).removeprefix(
+                "Skipped: "
+            )
+    if ran or skipped:
+        terminalreporter.write_line(
+            f"CPU backend: {len(ran)} kernel versions ran on the CPU; "
+            f"{len(skipped)} skipped as GPU-only",
+            green=not skipped,
+            yellow=bool(skipped),
+        )
+    for kernel, reason in sorted(skipped.items()):
+        terminalreporter.write_line(f"  {kernel}: {reason}", yellow=True)
+
+
 def pytest_terminal_summary(terminalreporter):
+    _cpu_kernel_summary(terminalreporter)
     ok, why = gpu()
     skipped = terminalreporter.stats.get("skipped", [])
     on_gpu = [r for r in skipped if "gpu" in getattr(r, "keywords", {})]
@@ -46,7 +77,7 @@ def pytest_terminal_summary(terminalreporter):
     reasons = Counter(
         str(r.longrepr[2]) if isinstance(r.longrepr, tuple) else "skipped"
         for r in skipped
-        if "gpu" not in getattr(r, "keywords", {})
+        if "gpu" not in getattr(r, "keywords", {}) and r.nodeid not in _CPU_KERNEL_OF
     )
     for reason, count in sorted(reasons.items()):
         terminalreporter.write_line(

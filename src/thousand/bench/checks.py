@@ -4,35 +4,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from thousand.cuda import to_device
 from thousand.kernels.family import Family, Version, rel_error
 
 
 def check_version(family: Family, version: Version, size: tuple, block, seed: int = 0):
     """Return (error, tolerance). The output starts as NaN, so an element the kernel
     never writes shows up as an infinite error instead of passing by luck."""
-    from pycuda import gpuarray
-
-    from thousand.cuda import driver
-
-    driver()  # gpuarray needs a current context before the launcher makes one
     rng = np.random.default_rng(seed)
     inputs = family.make_inputs(rng, size)
     expected = family.ref(*inputs)
-    d_inputs = [gpuarray.to_gpu(a) for a in inputs]
-    d_out = gpuarray.to_gpu(np.full(expected.shape, np.nan, dtype=np.float32))
+    d_inputs = [to_device(a) for a in inputs]
+    d_out = to_device(np.full(expected.shape, np.nan, dtype=np.float32))
     version.run(*d_inputs, out=d_out, block=block)
     return rel_error(d_out.get(), expected), family.tolerance
 
 
 def bench_inputs(family: Family) -> list:
     """The family's inputs at its benchmark size, on the device (seed 0)."""
-    from pycuda import gpuarray
-
-    from thousand.cuda import driver
-
-    driver()
     host = family.make_inputs(np.random.default_rng(0), family.bench_size)
-    return [gpuarray.to_gpu(a) for a in host]
+    return [to_device(a) for a in host]
 
 
 def prepared_run(version: Version, d_inputs: list):

@@ -1,18 +1,51 @@
 """The runtime every kernel family uses: device, compilation, launch, timing, errors."""
 
 from .arrays import Staging, check_aligned, check_array, check_block, check_shape
+from .backend import (
+    backend,
+    device_address,
+    empty,
+    empty_like,
+    is_device_array,
+    on_cpu,
+    synchronize,
+    timing_label,
+    to_device,
+    use_backend,
+)
 from .compiler import compile_ptx, kernel, module, nvcc_path, source_path
 from .device import device_info, driver, gpu_status
-from .errors import CudaUnavailable, NoGpu, NvccMissing, PyCudaMissing
+from .errors import (
+    CompilerMissing,
+    CpuBuildError,
+    CudaUnavailable,
+    KernelFault,
+    NoGpu,
+    NvccMissing,
+    PyCudaMissing,
+)
 from .launch import cdiv, grid_stride_blocks, launch, launch_1d
 from .timing import median, time_ms
 
 __all__ = [
+    "CompilerMissing",
+    "CpuBuildError",
     "CudaUnavailable",
+    "KernelFault",
     "NoGpu",
     "NvccMissing",
     "PyCudaMissing",
     "Staging",
+    "backend",
+    "device_address",
+    "empty",
+    "empty_like",
+    "is_device_array",
+    "on_cpu",
+    "synchronize",
+    "timing_label",
+    "to_device",
+    "use_backend",
     "cdiv",
     "check_aligned",
     "check_array",

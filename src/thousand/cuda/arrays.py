@@ -1,26 +1,25 @@
 """Input checks and host/device staging shared by every launcher.
 
-Checks run before anything touches the GPU, so bad input is rejected the same way on
-a machine without one. Launchers accept NumPy arrays (copied in and out for you) or
-PyCUDA GPUArrays (left on the device); mixing the two is an error.
+Checks run before anything touches the device, so bad input is rejected the same way
+on every backend. Launchers accept NumPy arrays (copied in and out for you) or device
+arrays (PyCUDA GPUArrays, or the CPU backend's DeviceArrays, left on the device);
+mixing the two is an error.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .backend import device_address, empty, is_device_array, to_device
+
 INT32_MAX = 2**31 - 1
-
-
-def _is_gpuarray(x) -> bool:
-    return type(x).__name__ == "GPUArray" and hasattr(x, "gpudata")
 
 
 def check_array(op: str, name: str, x, *, ndim: int, dtype=np.float32) -> None:
     """Raise ValueError unless `x` is a C-contiguous `ndim`-D array of `dtype`."""
-    if not (isinstance(x, np.ndarray) or _is_gpuarray(x)):
+    if not (isinstance(x, np.ndarray) or is_device_array(x)):
         raise ValueError(
-            f"{op}: `{name}` must be a numpy.ndarray or pycuda GPUArray, "
+            f"{op}: `{name}` must be a numpy.ndarray or a device array, "
             f"got {type(x).__name__}"
         )
     if x.dtype != np.dtype(dtype):
@@ -62,10 +61,10 @@ def check_block(op: str, block: tuple[int, ...], limit: int = 1024) -> None:
 
 def check_aligned(op: str, name: str, x, nbytes: int) -> None:
     """Vector loads (float4) need addresses that are multiples of their width."""
-    if _is_gpuarray(x) and int(x.gpudata) % nbytes:
+    if is_device_array(x) and device_address(x) % nbytes:
         raise ValueError(
             f"{op}: `{name}` starts at a device address not aligned to {nbytes} bytes "
-            "(a sliced GPUArray?); this version uses vector loads, copy it first"
+            "(a sliced device array?); this version uses vector loads, copy it first"
         )
 
 
@@ -73,38 +72,34 @@ class Staging:
     """Move inputs to the device if they are on the host, and results back.
 
     stage = Staging(op, x, y)          # after the checks; makes the context
-    dx, dy = stage.inputs()            # GPUArrays either way
+    dx, dy = stage.inputs()            # device arrays either way
     d_out = stage.output(out, shape)   # the caller's `out`, or a new array
     ...launch...
     return stage.result(d_out, out)    # NumPy in, NumPy out
     """
 
     def __init__(self, op: str, *arrays):
-        kinds = {_is_gpuarray(a) for a in arrays}
+        kinds = {type(a).__name__ if is_device_array(a) else "ndarray" for a in arrays}
         if len(kinds) > 1:
             raise ValueError(
-                f"{op}: inputs mix numpy arrays and GPUArrays; pass all of one kind"
+                f"{op}: inputs mix {' and '.join(sorted(kinds))}; pass all of one kind"
             )
-        self.on_host = not kinds.pop()
+        self.on_host = kinds.pop() == "ndarray"
         self.arrays = arrays
-        from .device import driver
+        from .backend import backend
 
-        driver()  # raises a clear error when there is no PyCUDA or no GPU
+        backend()  # decides (and says) where kernels run; a clear error if nowhere
 
     def inputs(self):
-        from pycuda import gpuarray
-
-        return [gpuarray.to_gpu(a) if self.on_host else a for a in self.arrays]
+        return [to_device(a) if self.on_host else a for a in self.arrays]
 
     def output(self, out, shape, dtype=np.float32):
         """The device array to write into: the caller's `out`, or a new one."""
-        from pycuda import gpuarray
-
         if out is None:
-            return gpuarray.empty(shape, dtype)
-        if self.on_host != (not _is_gpuarray(out)):
+            return empty(shape, dtype)
+        if self.on_host != (not is_device_array(out)):
             raise ValueError("`out` must be the same kind of array as the inputs")
-        return gpuarray.to_gpu(out) if self.on_host else out
+        return to_device(out) if self.on_host else out
 
     def result(self, d_out, out=None):
         if not self.on_host:

@@ -29,15 +29,16 @@ def nvcc_path() -> str:
     return found
 
 
-def source_path(family: str) -> Path:
-    path = KERNEL_DIR / f"{family}.cu"
+def source_path(family: str | Path) -> Path:
+    """kernels/<family>.cu for a family name; any other .cu file by its path."""
+    path = Path(family) if isinstance(family, Path) else KERNEL_DIR / f"{family}.cu"
     if not path.exists():
         raise FileNotFoundError(f"no kernel family {family!r}: {path} does not exist")
     return path
 
 
 @functools.cache
-def module(family: str):
+def module(family: str | Path):
     """The compiled module of `kernels/<family>.cu` (cached for the process)."""
     driver()
     nvcc = nvcc_path()
@@ -48,12 +49,12 @@ def module(family: str):
         nvcc=nvcc,
         options=NVCC_FLAGS,
         no_extern_c=True,  # the .cu files declare their kernels extern "C" themselves
-        include_dirs=[str(KERNEL_DIR)],
+        include_dirs=[str(KERNEL_DIR), str(source_path(family).parent)],
     )
 
 
 @functools.cache
-def kernel(family: str, name: str):
+def kernel(family: str | Path, name: str):
     """One `__global__` function of a family, ready to launch."""
     return module(family).get_function(name)
 

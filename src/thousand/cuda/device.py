@@ -54,9 +54,22 @@ def current_device():
     return driver().Context.get_device()
 
 
-@functools.cache
 def device_info() -> dict:
-    """Facts about the current device, read from the device (nothing typed in)."""
+    """Facts about the current device, read from the device (nothing typed in).
+
+    On the CPU backend: CUDA's limits and the CPU's own sizes, named as emulation.
+    """
+    from .backend import on_cpu
+
+    if on_cpu():
+        from thousand.cpu.device import device_info as cpu_info
+
+        return cpu_info()
+    return _gpu_info()
+
+
+@functools.cache
+def _gpu_info() -> dict:
     drv = driver()
     dev = current_device()
     a = {str(k): v for k, v in dev.get_attributes().items()}
@@ -96,6 +109,7 @@ def device_info() -> dict:
         "cuda_driver_api": _version_text(drv.get_driver_version()),
         "pycuda_cuda_version": ".".join(map(str, drv.get_version())),
         "pycuda": pycuda.VERSION_TEXT,
+        "backend": "gpu",
     }
 
 

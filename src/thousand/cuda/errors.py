@@ -15,3 +15,15 @@ class NoGpu(CudaUnavailable):
 
 class NvccMissing(CudaUnavailable):
     pass
+
+
+class CompilerMissing(CudaUnavailable):
+    """The CPU backend needs a host C++ compiler (g++) and none was found."""
+
+
+class CpuBuildError(RuntimeError):
+    """The host C++ compiler rejected a kernel file for the CPU backend."""
+
+
+class KernelFault(RuntimeError):
+    """A kernel failed while running: the message names the kernel, block and thread."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arrays import Staging, check_aligned, check_array, check_block, check_shape
+from .backend import on_cpu
 from .compiler import kernel
 from .device import device_info, driver
 
@@ -27,7 +28,18 @@ def launch(family: str, name: str, grid, block, *args, shared: int = 0) -> None:
     The driver rejects a bad configuration (too many threads per block, a grid too
     large) when the launch is issued; we re-raise that with the kernel's name and
     shape. Errors inside a running kernel surface later, at the next synchronisation.
+    On the CPU backend the launch runs to completion here, and a fault inside the
+    kernel raises KernelFault naming the block and thread.
     """
+    if on_cpu():
+        from thousand import cpu
+
+        cpu.launch(family, name, grid, block, *args, shared=shared)
+        return
+    if any(type(a).__name__ == "DeviceArray" for a in args):
+        raise ValueError(
+            f"{name}: a CPU-backend DeviceArray was passed to a GPU launch"
+        )
     drv = driver()
     fn = kernel(family, name)
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))

@@ -1,10 +1,16 @@
-"""Time GPU work with CUDA events: warm up, flush L2 between repeats, keep samples."""
+"""Time GPU work with CUDA events: warm up, flush L2 between repeats, keep samples.
+
+On the CPU backend launches are synchronous and the host clock times them; such
+figures are CPU emulation times (see backend.timing_label), never GPU figures.
+"""
 
 from __future__ import annotations
 
 import functools
 import statistics
+import time
 
+from .backend import on_cpu
 from .device import device_info, driver
 
 
@@ -29,6 +35,8 @@ def time_ms(
     fn, *, warmup: int = 3, repeat: int = 20, flush_l2: bool = True
 ) -> list[float]:
     """Milliseconds of `fn()` per repeat, measured with events around each call."""
+    if on_cpu():
+        return _cpu_time_ms(fn, warmup, repeat)
     drv = driver()
     flush = _flusher() if flush_l2 else None
     start, stop = drv.Event(), drv.Event()
@@ -44,6 +52,17 @@ def time_ms(
         stop.record()
         stop.synchronize()
         samples.append(stop.time_since(start))
+    return samples
+
+
+def _cpu_time_ms(fn, warmup: int, repeat: int) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
     return samples
 
 

@@ -23,6 +23,9 @@ class Version:
     run: Callable  # launcher: run(*inputs, out=None, block=...)
     blocks: tuple = (128, 256)  # block shapes the GPU tests try
     default_block: tuple | int = 256
+    # Why the CPU backend cannot run it (tensor cores, inline PTX), or None. Its
+    # source must sit inside `#ifndef THOUSAND_ON_CPU` so g++ never sees it.
+    gpu_only: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,12 @@ def rel_error(out: np.ndarray, ref: np.ndarray) -> float:
 
 
 KERNEL_DIR = Path(__file__).resolve().parent
+
+
+def gpu_only_kernels(family: str) -> dict[str, str]:
+    """Kernels of `family` the CPU backend skips, with the reason."""
+    mod = importlib.import_module(f"thousand.kernels.{family}")
+    return {v.kernel: v.gpu_only for v in mod.FAMILY.versions if v.gpu_only}
 
 
 def all_families() -> list[Family]:

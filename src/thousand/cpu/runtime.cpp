@@ -1,0 +1,686 @@
+// runtime.cpp: runs a CUDA grid on the CPU.
+//
+// Blocks are handed out to worker OS threads (one worker plays one SM running one block
+// at a time). Inside a block every CUDA thread is a fiber with its own stack. A fiber
+// runs until it must wait for others (__syncthreads, a warp shuffle or vote) or
+// returns; then the worker resumes the next fiber. Fibers start with makecontext and
+// switch with _setjmp/_longjmp, which, unlike swapcontext, makes no system call.
+//
+// Errors never hang: a barrier some threads cannot reach, a shuffle naming a lane that
+// left, a wild pointer (SIGSEGV), or, in the checked build, any access outside the
+// launch's buffers, stops the grid and comes back to Python as one message naming the
+// kernel, the block and the thread.
+#include <dlfcn.h>
+#include <link.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "include/cuda_on_cpu.h"
+
+namespace {
+
+// ---- what Python passes (mirrored by ctypes structures in engine.py) --------------
+struct Buffer {
+    uint64_t base, size;
+    const char* name;
+};
+struct Access {  // one recorded load or store, for the memory-access pictures
+    uint32_t block, thread;
+    uint64_t site;  // return address inside the kernel library: which instruction
+    int64_t offset; // bytes from the start of the buffer (global) or shared window
+    int32_t buffer; // argument index for global memory, -1 for shared memory
+    uint16_t size;
+    uint8_t write, shared;
+};
+struct Spec {
+    uint32_t grid[3], block[3];
+    uint64_t dynamic_shared;
+    int32_t workers;
+    int32_t checked;  // the library was built with access checks
+    int32_t n_buffers;
+    const Buffer* buffers;
+    void* (*tls_touch)(void);  // returns an address inside the module's TLS block
+    uint64_t module_base;
+    Access* trace;  // NULL, or room for trace_capacity records
+    uint64_t trace_capacity;
+    uint64_t trace_count;  // out
+    uint32_t trace_blocks;  // record only blocks with linear index below this
+    char* error;  // out: the message when the launch fails
+    uint64_t error_size;
+};
+
+enum State { READY, AT_BARRIER, AT_WARP, DONE };
+enum WarpOp { OP_NONE, OP_EXCHANGE, OP_VOTE, OP_SYNCWARP };
+
+struct Worker;
+
+struct Fiber {
+    thousand::Thread t;
+    jmp_buf jb;
+    ucontext_t uc;
+    State state;
+    int line;  // where it waits
+    bool started;
+    unsigned long long posted;  // what it brought to the current warp operation
+    unsigned gen;               // that operation's generation
+    char* stack_lo;
+    char* stack_hi;
+    Worker* w;
+};
+
+struct Warp {
+    unsigned mask = 0, arrived = 0, gen = 0;
+    WarpOp op = OP_NONE;
+    const char* what = "";
+    int line = 0;
+    unsigned long long values[2][32];  // by generation parity: see warp_arrive
+};
+
+constexpr size_t kStack = 64 * 1024;
+
+// Fiber stacks are kept between launches: 1024 stacks with a guard page under each.
+struct StackSet {
+    char* base = nullptr;
+    size_t page = 0;
+    char* lo(int i) const { return base + i * (kStack + page) + page; }
+    StackSet() {
+        page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t total = 1024 * (kStack + page);
+        void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) { std::perror("thousand: fiber stacks"); std::abort(); }
+        base = static_cast<char*>(p);
+        for (int i = 0; i < 1024; ++i) mprotect(lo(i) - page, page, PROT_NONE);
+    }
+};
+std::mutex g_stack_mutex;
+std::vector<StackSet*> g_free_stacks;
+
+struct Launch {
+    const Spec* spec;
+    const char* name;
+    void (*body)(void**);
+    void** args;
+    uint64_t blocks_total;
+    std::atomic<uint64_t> next_block{0};
+    std::atomic<bool> failed{false};
+    std::atomic<uint64_t> trace_count{0};
+    std::mutex error_mutex;
+    std::string error;
+    void fail(const std::string& message) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (error.empty()) error = message;
+        failed = true;
+    }
+};
+
+struct Region { uintptr_t lo, hi; };
+
+struct Worker {
+    Launch* launch;
+    const Spec* spec;
+    thousand::Grid grid;
+    std::vector<Fiber> fibers;
+    std::vector<Warp> warps;
+    int n = 0, live = 0;
+    int barrier_arrived = 0, barrier_line = 0, barrier_count = 0, barrier_result = 0;
+    uint64_t block_linear = 0;
+    jmp_buf sched_jb, abort_jb;
+    ucontext_t sched_uc;
+    StackSet* stacks = nullptr;
+    Fiber* starting = nullptr;
+    // checked build: where this worker's kernel code may legitimately read and write
+    Region shared_tls{0, 0};
+    std::vector<Region> module_segments;
+    uintptr_t dynamic_lo = 0;
+    char sigstack[64 * 1024];
+};
+
+thread_local Worker* tls_worker = nullptr;
+thread_local Fiber* tls_fiber = nullptr;
+
+}  // namespace
+
+extern "C" {
+thread_local thousand::Thread* thousand_current_thread = nullptr;
+thread_local thousand::Grid* thousand_current_grid = nullptr;
+}
+
+namespace {
+
+std::string where(const Worker* w, const Fiber* f) {
+    char buf[160];
+    const uint3& b = w->grid.block_idx;
+    if (f) {
+        std::snprintf(buf, sizeof buf, "thread (%u,%u,%u) of block (%u,%u,%u)", f->t.idx.x,
+                      f->t.idx.y, f->t.idx.z, b.x, b.y, b.z);
+    } else {
+        std::snprintf(buf, sizeof buf, "block (%u,%u,%u)", b.x, b.y, b.z);
+    }
+    return buf;
+}
+
+std::string format(const char* fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+// Stop the whole grid from inside a fiber: record why, then leave the block.
+[[noreturn]] void abort_from_fiber(const std::string& what) {
+    Worker* w = tls_worker;
+    Fiber* f = tls_fiber;
+    w->launch->fail(w->launch->name + std::string(": ") + what + " (" + where(w, f) + ")");
+    thousand_current_thread = nullptr;
+    tls_fiber = nullptr;
+    _longjmp(w->abort_jb, 1);
+}
+
+inline void park(Fiber* f) {  // back to the worker's scheduler until resumed
+    if (!_setjmp(f->jb)) _longjmp(f->w->sched_jb, 1);
+}
+
+void fiber_entry() {
+    Worker* w = tls_worker;
+    Fiber* f = w->starting;
+    for (;;) {  // one pass per block this worker runs
+        w->launch->body(w->launch->args);
+        f->state = DONE;
+        --w->live;
+        park(f);
+    }
+}
+
+void resume(Worker* w, Fiber* f) {
+    thousand_current_thread = &f->t;
+    tls_fiber = f;
+    if (!_setjmp(w->sched_jb)) {
+        if (!f->started) {
+            f->started = true;
+            w->starting = f;
+            swapcontext(&w->sched_uc, &f->uc);  // first entry only
+        } else {
+            _longjmp(f->jb, 1);
+        }
+    }
+    thousand_current_thread = nullptr;
+    tls_fiber = nullptr;
+}
+
+const char* state_text(const Fiber& f, char* buf, size_t size) {
+    switch (f.state) {
+        case DONE: return "has returned";
+        case AT_BARRIER: std::snprintf(buf, size, "waits at __syncthreads on line %d", f.line); return buf;
+        case AT_WARP: std::snprintf(buf, size, "waits at a warp operation on line %d", f.line); return buf;
+        default: return "is runnable";
+    }
+}
+
+// Nothing can run and some threads have not finished: say exactly who waits for whom.
+std::string explain_deadlock(Worker* w) {
+    char buf[96];
+    for (int wi = 0; wi < (int)w->warps.size(); ++wi) {
+        Warp& wp = w->warps[wi];
+        if (wp.op == OP_NONE || wp.arrived == 0) continue;
+        unsigned missing = wp.mask & ~wp.arrived;
+        int lane = __builtin_ctz(missing);
+        Fiber& f = w->fibers[wi * 32 + lane];
+        return format("%s on line %d with mask 0x%08x waits for lane %d (thread (%u,%u,%u)), "
+                      "which %s", wp.what, wp.line, wp.mask, lane, f.t.idx.x, f.t.idx.y,
+                      f.t.idx.z, state_text(f, buf, sizeof buf));
+    }
+    int done = 0;
+    const Fiber* gone = nullptr;
+    for (auto& f : w->fibers) {
+        if (f.state == DONE) { ++done; if (!gone) gone = &f; }
+    }
+    return format("__syncthreads on line %d is never reached by every thread: %d of %d "
+                  "threads wait there, thread (%u,%u,%u) has returned; every thread of a "
+                  "block must reach each __syncthreads",
+                  w->barrier_line, w->barrier_arrived, w->n, gone ? gone->t.idx.x : 0,
+                  gone ? gone->t.idx.y : 0, gone ? gone->t.idx.z : 0);
+}
+
+void run_block(Worker* w) {
+    for (;;) {
+        bool ran = false;
+        for (int i = 0; i < w->n; ++i) {
+            if (w->fibers[i].state == READY) {
+                resume(w, &w->fibers[i]);
+                ran = true;
+            }
+        }
+        if (w->live == 0) return;
+        if (!ran) {
+            w->launch->fail(w->launch->name + std::string(": ") + explain_deadlock(w) + " (" +
+                            where(w, nullptr) + ")");
+            _longjmp(w->abort_jb, 1);
+        }
+    }
+}
+
+void find_module_regions(Worker* w) {
+    // The kernel library's own segments (constants, string literals) and, for this OS
+    // thread, its TLS block: the __shared__ arrays live there.
+    char* tls = static_cast<char*>(w->spec->tls_touch());
+    struct Ctx { Worker* w; char* tls; } ctx{w, tls};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+            auto* c = static_cast<Ctx*>(data);
+            if (info->dlpi_addr != c->w->spec->module_base) return 0;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+                if (ph.p_type == PT_LOAD) c->w->module_segments.push_back({lo, lo + ph.p_memsz});
+                if (ph.p_type == PT_TLS && info->dlpi_tls_data) {
+                    uintptr_t t = (uintptr_t)info->dlpi_tls_data;
+                    c->w->shared_tls = {t, t + ph.p_memsz};
+                }
+            }
+            return 1;
+        },
+        &ctx);
+    if (w->shared_tls.hi == 0 && tls) {  // older glibc: no dlpi_tls_data
+        w->shared_tls = {(uintptr_t)tls & ~(uintptr_t)4095, (uintptr_t)tls + 4096};
+    }
+}
+
+void run_worker(Launch* L, int worker_index) {
+    Worker* w = new Worker();
+    w->launch = L;
+    w->spec = L->spec;
+    const Spec* s = L->spec;
+    tls_worker = w;
+    // Faults in a fiber are handled on this stack, so a stack overflow can be reported.
+    stack_t ss{};
+    ss.ss_sp = w->sigstack;
+    ss.ss_size = sizeof w->sigstack;
+    sigaltstack(&ss, nullptr);
+
+    w->grid.block_dim = dim3(s->block[0], s->block[1], s->block[2]);
+    w->grid.grid_dim = dim3(s->grid[0], s->grid[1], s->grid[2]);
+    w->n = (int)(s->block[0] * s->block[1] * s->block[2]);
+    w->fibers.resize(w->n);
+    w->warps.resize((w->n + 31) / 32);
+    {
+        std::lock_guard<std::mutex> lock(g_stack_mutex);
+        if (g_free_stacks.empty()) g_free_stacks.push_back(new StackSet());
+        w->stacks = g_free_stacks.back();
+        g_free_stacks.pop_back();
+    }
+    if (s->checked) find_module_regions(w);
+    ucontext_t proto;
+    getcontext(&proto);
+    for (int i = 0; i < w->n; ++i) {
+        Fiber& f = w->fibers[i];
+        f.w = w;
+        f.t.linear = i;
+        f.t.idx = {(unsigned)(i % s->block[0]), (unsigned)(i / s->block[0] % s->block[1]),
+                   (unsigned)(i / (s->block[0] * s->block[1]))};
+        f.stack_lo = w->stacks->lo(i);
+        f.stack_hi = f.stack_lo + kStack;
+        f.uc = proto;
+        f.uc.uc_stack.ss_sp = f.stack_lo;
+        f.uc.uc_stack.ss_size = kStack;
+        f.uc.uc_link = nullptr;
+        makecontext(&f.uc, fiber_entry, 0);
+        f.started = false;
+    }
+    thousand_current_grid = &w->grid;
+    if (!_setjmp(w->abort_jb)) {
+        for (;;) {
+            if (L->failed) break;
+            uint64_t b = L->next_block++;
+            if (b >= L->blocks_total) break;
+            w->block_linear = b;
+            w->grid.block_idx = {(unsigned)(b % s->grid[0]),
+                                (unsigned)(b / s->grid[0] % s->grid[1]),
+                                (unsigned)(b / ((uint64_t)s->grid[0] * s->grid[1]))};
+            for (auto& f : w->fibers) f.state = READY;
+            for (auto& wp : w->warps) { wp.arrived = 0; wp.op = OP_NONE; }
+            w->live = w->n;
+            w->barrier_arrived = 0;
+            w->barrier_count = 0;
+            run_block(w);
+        }
+    }
+    (void)worker_index;
+    thousand_current_grid = nullptr;
+    thousand_current_thread = nullptr;
+    tls_fiber = nullptr;
+    tls_worker = nullptr;
+    ss.ss_flags = SS_DISABLE;
+    sigaltstack(&ss, nullptr);
+    {
+        std::lock_guard<std::mutex> lock(g_stack_mutex);
+        g_free_stacks.push_back(w->stacks);
+    }
+    delete w;
+}
+
+// ---- faults: a wild pointer inside a kernel becomes an error, not a crash ----------
+struct sigaction g_old_segv, g_old_bus;
+
+void on_fault(int sig, siginfo_t* info, void* uctx) {
+    Worker* w = tls_worker;
+    Fiber* f = tls_fiber;
+    if (w && f) {
+        uintptr_t a = (uintptr_t)info->si_addr;
+        std::string what;
+        if (a >= (uintptr_t)f->stack_lo - w->stacks->page && a < (uintptr_t)f->stack_lo) {
+            what = "stack overflow: the thread used more than 64 KiB of local memory";
+        } else {
+            what = format("invalid memory access at address %p (%s); an index past the end "
+                          "of an array, or a host pointer passed to a kernel?",
+                          info->si_addr, sig == SIGBUS ? "bus error" : "segmentation fault");
+        }
+        abort_from_fiber(what);
+    }
+    struct sigaction* old = sig == SIGBUS ? &g_old_bus : &g_old_segv;
+    sigaction(sig, old, nullptr);  // not ours: let the previous handler see it
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction) old->sa_sigaction(sig, info, uctx);
+    } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+    }
+}
+
+void install_fault_handlers() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction sa{};
+        sa.sa_sigaction = on_fault;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, &g_old_segv);
+        sigaction(SIGBUS, &sa, &g_old_bus);
+    });
+}
+
+// ---- the checked build's hooks: g++ -fsanitize=kernel-address calls these ----------
+inline bool inside(uintptr_t a, size_t n, uintptr_t lo, uintptr_t hi) {
+    return a >= lo && a + n <= hi;
+}
+
+void record(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, bool shared, int buffer,
+            int64_t offset, void* site) {
+    const Spec* s = w->spec;
+    if (!s->trace || w->block_linear >= s->trace_blocks) return;
+    uint64_t i = w->launch->trace_count++;
+    if (i >= s->trace_capacity) return;
+    Access& r = s->trace[i];
+    r.block = (uint32_t)w->block_linear;
+    r.thread = (uint32_t)f->t.linear;
+    r.site = (uint64_t)(uintptr_t)site - s->module_base;
+    r.offset = offset;
+    r.buffer = buffer;
+    r.size = (uint16_t)n;
+    r.write = write;
+    r.shared = shared;
+    (void)a;
+}
+
+void check_access(const void* p, size_t n, bool write, void* site) {
+    Fiber* f = tls_fiber;
+    if (!f) return;  // not inside a kernel
+    Worker* w = f->w;
+    const Spec* s = w->spec;
+    uintptr_t a = (uintptr_t)p;
+    for (int i = 0; i < s->n_buffers; ++i) {
+        const Buffer& b = s->buffers[i];
+        if (inside(a, n, b.base, b.base + b.size)) {
+            record(w, f, a, n, write, false, i, (int64_t)(a - b.base), site);
+            return;
+        }
+    }
+    if (inside(a, n, (uintptr_t)f->stack_lo, (uintptr_t)f->stack_hi)) return;
+    if (inside(a, n, w->shared_tls.lo, w->shared_tls.hi)) {
+        record(w, f, a, n, write, true, -1, (int64_t)(a - w->shared_tls.lo), site);
+        return;
+    }
+    // the runtime's own per-thread records, read by threadIdx, blockIdx, ...
+    if (inside(a, n, (uintptr_t)&w->grid, (uintptr_t)(&w->grid + 1))) return;
+    if (inside(a, n, (uintptr_t)&f->t, (uintptr_t)(&f->t + 1))) return;
+    if (a == (uintptr_t)&thousand_current_thread || a == (uintptr_t)&thousand_current_grid) return;
+    for (const Region& r : w->module_segments) {
+        if (inside(a, n, r.lo, r.hi)) return;
+    }
+    // Outside everything: name the nearest buffer, as compute-sanitizer would.
+    std::string what;
+    const Buffer* near = nullptr;
+    int64_t best = INT64_MAX, off = 0;
+    for (int i = 0; i < s->n_buffers; ++i) {
+        const Buffer& b = s->buffers[i];
+        int64_t d = (int64_t)a - (int64_t)b.base;
+        int64_t dist = d < 0 ? -d : (d >= (int64_t)b.size ? d - (int64_t)b.size : 0);
+        if (dist < best) { best = dist; near = &b; off = d; }
+    }
+    if (near && best < (1 << 20)) {
+        what = format("out-of-bounds %s of %zu bytes at byte %lld of `%s`, which has %llu bytes",
+                      write ? "write" : "read", n, (long long)off, near->name,
+                      (unsigned long long)near->size);
+    } else {
+        what = format("%s of %zu bytes at %p, outside every buffer passed to the kernel",
+                      write ? "write" : "read", n, p);
+    }
+    abort_from_fiber(what);
+}
+
+}  // namespace
+
+// ---- the CUDA built-ins the header declares ----------------------------------------
+extern "C" {
+
+void thousand_syncthreads(int line) { (void)thousand_syncthreads_count(0, line); }
+
+int thousand_syncthreads_count(int predicate, int line) {
+    Worker* w = tls_worker;
+    Fiber* f = tls_fiber;
+    if (w->barrier_arrived == 0) {
+        w->barrier_line = line;
+        w->barrier_count = 0;
+    } else if (line != w->barrier_line) {
+        abort_from_fiber(format("threads of one block wait at different __syncthreads "
+                                "(line %d and line %d); every thread must reach the same one",
+                                w->barrier_line, line));
+    }
+    w->barrier_count += predicate;
+    if (++w->barrier_arrived == w->n) {  // the last one in releases the others
+        w->barrier_result = w->barrier_count;
+        w->barrier_arrived = 0;
+        for (auto& other : w->fibers) {
+            if (other.state == AT_BARRIER) other.state = READY;
+        }
+        return w->barrier_result;
+    }
+    f->state = AT_BARRIER;
+    f->line = line;
+    park(f);
+    return w->barrier_result;  // nobody can change it before every waiter has run
+}
+
+// A warp operation: every lane in `mask` posts a value, waits for the others, then all
+// read. Values sit in one of two slots by generation: a lane that races ahead to the
+// next operation writes the other slot, so it cannot overwrite what a slower lane has
+// yet to read.
+static Warp& warp_arrive(unsigned mask, unsigned long long value, WarpOp op, int line,
+                         const char* what) {
+    Worker* w = tls_worker;
+    Fiber* f = tls_fiber;
+    int lane = f->t.linear % 32, wi = f->t.linear / 32;
+    Warp& wp = w->warps[wi];
+    int lanes_here = w->n - wi * 32 < 32 ? w->n - wi * 32 : 32;
+    unsigned existing = lanes_here == 32 ? 0xffffffffu : ((1u << lanes_here) - 1);
+    if (!(mask & (1u << lane))) {
+        abort_from_fiber(format("%s on line %d: mask 0x%08x leaves out lane %d, which calls "
+                                "it; a thread must be in its own mask", what, line, mask, lane));
+    }
+    if (mask & ~existing) {
+        abort_from_fiber(format("%s on line %d: mask 0x%08x names lanes this warp does not "
+                                "have (the block's last warp has %d threads)",
+                                what, line, mask, lanes_here));
+    }
+    if (wp.arrived == 0) {
+        wp.mask = mask;
+        wp.op = op;
+        wp.what = what;
+        wp.line = line;
+    } else if (wp.mask != mask || wp.op != op) {
+        abort_from_fiber(format("lanes of one warp disagree: %s on line %d with mask 0x%08x "
+                                "meets %s on line %d with mask 0x%08x",
+                                what, line, mask, wp.what, wp.line, wp.mask));
+    }
+    f->gen = wp.gen;
+    wp.values[wp.gen & 1][lane] = value;
+    wp.arrived |= 1u << lane;
+    if (wp.arrived == wp.mask) {
+        wp.arrived = 0;
+        ++wp.gen;
+        for (int l = 0; l < lanes_here; ++l) {
+            Fiber& other = w->fibers[wi * 32 + l];
+            if (other.state == AT_WARP) other.state = READY;
+        }
+    } else {
+        f->state = AT_WARP;
+        f->line = line;
+        park(f);
+    }
+    return wp;
+}
+
+unsigned long long thousand_warp_exchange(unsigned mask, unsigned long long value,
+                                          int src_lane, int line, const char* what) {
+    Warp& wp = warp_arrive(mask, value, OP_EXCHANGE, line, what);
+    Fiber* f = tls_fiber;
+    if (!(mask & (1u << src_lane))) {
+        abort_from_fiber(format("%s on line %d reads lane %d, which is not in mask 0x%08x",
+                                what, line, src_lane, mask));
+    }
+    return wp.values[f->gen & 1][src_lane];
+}
+
+unsigned thousand_warp_vote(unsigned mask, int predicate, int line, const char* what) {
+    Warp& wp = warp_arrive(mask, (unsigned long long)predicate, OP_VOTE, line, what);
+    Fiber* f = tls_fiber;
+    unsigned ballot = 0;
+    for (int l = 0; l < 32; ++l) {
+        if ((mask >> l & 1) && wp.values[f->gen & 1][l]) ballot |= 1u << l;
+    }
+    return ballot;
+}
+
+void thousand_syncwarp(unsigned mask, int line) {
+    (void)warp_arrive(mask, 0, OP_SYNCWARP, line, "__syncwarp");
+}
+
+unsigned thousand_activemask(void) {
+    Worker* w = tls_worker;
+    Fiber* f = tls_fiber;
+    int wi = f->t.linear / 32;
+    unsigned m = 0;
+    for (int l = 0; l < 32 && wi * 32 + l < w->n; ++l) {
+        if (w->fibers[wi * 32 + l].state != DONE) m |= 1u << l;
+    }
+    return m;
+}
+
+void thousand_kernel_fault(const char* what, int line) {
+    abort_from_fiber(format("%s on line %d", what, line));
+}
+
+int thousand_run_grid(const void* spec_ptr, const char* name, void (*body)(void**),
+                      void** args) {
+    const Spec* s = static_cast<const Spec*>(spec_ptr);
+    Launch L;
+    L.spec = s;
+    L.name = name;
+    L.body = body;
+    L.args = args;
+    L.blocks_total = (uint64_t)s->grid[0] * s->grid[1] * s->grid[2];
+    install_fault_handlers();
+    int workers = s->workers < 1 ? 1 : s->workers;
+    if ((uint64_t)workers > L.blocks_total) workers = (int)L.blocks_total;
+    // Kernels never run on the caller's thread: its stack and signal stack stay Python's.
+    std::vector<std::thread> pool;
+    for (int i = 0; i < workers; ++i) pool.emplace_back(run_worker, &L, i);
+    for (auto& t : pool) t.join();
+    const_cast<Spec*>(s)->trace_count = L.trace_count.load();
+    if (!L.failed) return 0;
+    std::snprintf(s->error, s->error_size, "%s", L.error.c_str());
+    return 1;
+}
+
+// g++ -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0
+// turns every load and store of the checked build into one of these calls.
+#define THOUSAND_HOOKS(n)                                                                 \
+    void __asan_load##n##_noabort(void* p) {                                              \
+        check_access(p, n, false, __builtin_return_address(0));                           \
+    }                                                                                     \
+    void __asan_store##n##_noabort(void* p) {                                             \
+        check_access(p, n, true, __builtin_return_address(0));                            \
+    }
+THOUSAND_HOOKS(1)
+THOUSAND_HOOKS(2)
+THOUSAND_HOOKS(4)
+THOUSAND_HOOKS(8)
+THOUSAND_HOOKS(16)
+#undef THOUSAND_HOOKS
+void __asan_loadN_noabort(void* p, size_t n) {
+    check_access(p, n, false, __builtin_return_address(0));
+}
+void __asan_storeN_noabort(void* p, size_t n) {
+    check_access(p, n, true, __builtin_return_address(0));
+}
+void __asan_handle_no_return(void) {}
+
+// Device memory: each allocation gets pages of its own, between two inaccessible
+// guard pages, and ends (rounded to 256 bytes) where the upper guard begins. A kernel
+// that runs off the end faults instead of corrupting the Python heap.
+static size_t device_span(uint64_t nbytes, size_t* data, size_t* pages) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *data = ((nbytes ? nbytes : 1) + 255) / 256 * 256;
+    *pages = (*data + page - 1) / page * page;
+    return *pages + 2 * page;
+}
+
+void* thousand_device_alloc(uint64_t nbytes) {
+    size_t data, pages, page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t total = device_span(nbytes, &data, &pages);
+    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    char* base = static_cast<char*>(p);
+    mprotect(base, page, PROT_NONE);
+    mprotect(base + page + pages, page, PROT_NONE);
+    return base + page + (pages - data);
+}
+
+void thousand_device_free(void* ptr, uint64_t nbytes) {
+    size_t data, pages, page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t total = device_span(nbytes, &data, &pages);
+    munmap(static_cast<char*>(ptr) - (pages - data) - page, total);
+}
+
+// Where a kernel library is loaded: trace records store sites relative to it.
+uint64_t thousand_module_base(void* symbol) {
+    Dl_info info;
+    return dladdr(symbol, &info) ? (uint64_t)(uintptr_t)info.dli_fbase : 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,115 @@
+"""Which backend runs the kernels: the GPU through PyCUDA, or the CPU emulation.
+
+THOUSAND_BACKEND=gpu|cpu|auto (default auto: the GPU when there is one, otherwise the
+CPU backend, announced once on stderr). Everything a launcher or snippet needs goes
+through the functions here, so the same code runs on either backend.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from .device import driver, gpu_status
+
+CHOICES = ("gpu", "cpu", "auto")
+_STATE: dict = {}
+
+
+def backend() -> str:
+    """'gpu' or 'cpu', decided once per process from THOUSAND_BACKEND."""
+    if "name" not in _STATE:
+        _STATE["name"] = _decide()
+    return _STATE["name"]
+
+
+def use_backend(name: str | None) -> str | None:
+    """Switch backends (tests do); None decides afresh. Returns the previous one."""
+    before = _STATE.get("name")
+    if name is None:
+        _STATE.pop("name", None)
+    else:
+        if name not in ("gpu", "cpu"):
+            raise ValueError(f"backend must be 'gpu' or 'cpu', not {name!r}")
+        if name == "gpu":
+            driver()
+        _STATE["name"] = name
+    return before
+
+
+def _decide() -> str:
+    choice = os.environ.get("THOUSAND_BACKEND", "auto").strip().lower() or "auto"
+    if choice not in CHOICES:
+        raise ValueError(
+            f"THOUSAND_BACKEND={choice!r}; choose one of {', '.join(CHOICES)}"
+        )
+    if choice == "gpu":
+        driver()  # raises PyCudaMissing / NoGpu with the reason
+        return "gpu"
+    if choice == "cpu":
+        return "cpu"
+    ok, why = gpu_status()
+    if ok:
+        return "gpu"
+    print(
+        f"thousand: no GPU ({why}); running kernels on the CPU backend, which "
+        "emulates CUDA: results match the GPU's, times are CPU times",
+        file=sys.stderr,
+    )
+    return "cpu"
+
+
+def on_cpu() -> bool:
+    return backend() == "cpu"
+
+
+def timing_label() -> str:
+    """How to label a measured time, so CPU emulation is never read as a GPU figure."""
+    return "CPU emulation" if on_cpu() else "GPU"
+
+
+def is_device_array(x) -> bool:
+    from thousand.cpu.memory import DeviceArray
+
+    if isinstance(x, DeviceArray):
+        return True
+    return type(x).__name__ == "GPUArray" and hasattr(x, "gpudata")
+
+
+def device_address(x) -> int:
+    return x.ptr if hasattr(x, "allocation") else int(x.gpudata)
+
+
+def to_device(a: np.ndarray):
+    """Copy a host array to the device: a GPUArray, or the CPU backend's DeviceArray."""
+    if on_cpu():
+        from thousand.cpu import to_device as cpu_to_device
+
+        return cpu_to_device(a)
+    driver()
+    from pycuda import gpuarray
+
+    return gpuarray.to_gpu(np.ascontiguousarray(a))
+
+
+def empty(shape, dtype=np.float32):
+    if on_cpu():
+        from thousand.cpu import empty as cpu_empty
+
+        return cpu_empty(shape, dtype)
+    driver()
+    from pycuda import gpuarray
+
+    return gpuarray.empty(shape, dtype)
+
+
+def empty_like(d):
+    return empty(d.shape, d.dtype)
+
+
+def synchronize() -> None:
+    """Wait until the device has finished all work (CPU launches are synchronous)."""
+    if not on_cpu():
+        driver().Context.synchronize()

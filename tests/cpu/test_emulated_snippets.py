@@ -1,0 +1,73 @@
+"""Every snippet runs on the CPU backend and prints what the GPU run printed.
+
+The reference is the output the GPU run recorded (docs/assets/outputs). Lines must
+match exactly, with two allowances: the size of a rounding error (a number like
+4.1e-08) may differ as long as both are tiny, because g++ and nvcc round and fuse
+floating-point operations differently; and the driver's own words after "failed:".
+Snippets that print the device or times cannot match a GPU: for those we check
+that every time is labelled as CPU emulation.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import require_tool
+from thousand.bench import ledger as L
+
+DEVICE_SPECIFIC = {
+    "b1_device_query": "prints the device's own name, limits and sizes",
+    "b1_timing": "prints times, which on the CPU backend are CPU emulation times",
+}
+SMALL_ERROR = re.compile(r"\d\.\de-\d\d")
+
+
+def recorded_output(stem: str) -> str | None:
+    for ledger in L.ledger_files():
+        out = L.OUTPUTS_DIR / ledger.stem / f"{stem}.txt"
+        if out.exists():
+            return out.read_text()
+    return None
+
+
+def run_on_cpu(path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "THOUSAND_BACKEND": "cpu"}
+    return subprocess.run(
+        [sys.executable, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=L.ROOT,
+        env=env,
+        timeout=300,
+    )
+
+
+def comparable(line: str) -> tuple[str, list[float]]:
+    """The line with small errors and driver messages taken out, and those errors."""
+    errors = [float(e) for e in SMALL_ERROR.findall(line)]
+    line = SMALL_ERROR.sub("<error>", line)
+    return re.sub(r"failed: .*", "failed: <driver's words>", line), errors
+
+
+@pytest.mark.parametrize("path", L.snippets(), ids=lambda p: p.name)
+def test_snippet_runs_on_cpu(path: Path):
+    require_tool("g++")
+    done = run_on_cpu(path)
+    assert done.returncode == 0, f"{path.name} failed:\n{done.stdout}\n{done.stderr}"
+    if path.stem in DEVICE_SPECIFIC:
+        assert "GPU" not in done.stdout.replace("NumPy", ""), done.stdout
+        if path.stem == "b1_timing":
+            assert "CPU emulation kernel" in done.stdout
+        return
+    gpu = recorded_output(path.stem)
+    assert gpu is not None, f"no recorded GPU output for {path.name}: redo the GPU run"
+    cpu_lines, gpu_lines = done.stdout.splitlines(), gpu.splitlines()
+    assert len(cpu_lines) == len(gpu_lines), f"CPU:\n{done.stdout}\nGPU:\n{gpu}"
+    for cpu_line, gpu_line in zip(cpu_lines, gpu_lines, strict=True):
+        (c, c_err), (g, g_err) = comparable(cpu_line), comparable(gpu_line)
+        assert c == g, f"CPU printed {cpu_line!r}\nGPU printed {gpu_line!r}"
+        assert all(e < 1e-4 for e in c_err + g_err), (cpu_line, gpu_line)
