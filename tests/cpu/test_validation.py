@@ -28,7 +28,7 @@ f32 = np.ones(8, dtype=np.float32)
         (lambda: vector_add(np.ones(16, np.float32)[::2], f32), "must be C-contiguous"),
         (
             lambda: vector_add([1.0] * 8, f32),
-            "numpy.ndarray or pycuda GPUArray, got list",
+            "numpy.ndarray or a device array, got list",
         ),
         (
             lambda: vector_add(f32, f32, block=2048),
