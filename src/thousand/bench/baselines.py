@@ -50,6 +50,12 @@ NUMPY = {
     "sigmoid": _numpy_into(_np_sigmoid_into, lambda x: x.shape),
     "matmul": _numpy_into(np.matmul, lambda a, b: (a.shape[0], b.shape[1])),
     "neuron_layer": _numpy_neuron_layer,
+    "reduce": _numpy_into(
+        lambda x, out: np.sum(x, keepdims=True, out=out), lambda x: (1,)
+    ),
+    "transpose": _numpy_into(
+        lambda a, out: np.copyto(out, a.T), lambda a: a.shape[::-1]
+    ),
 }
 
 
@@ -88,4 +94,11 @@ def torch_ops():
             torch.matmul, lambda a, b: a.new_empty((a.shape[0], b.shape[1]))
         ),
         "neuron_layer": neuron_layer,
+        "reduce": into(
+            lambda x, out: torch.sum(x, dim=0, keepdim=True, out=out),
+            lambda x: x.new_empty(1),
+        ),
+        "transpose": into(
+            lambda a, out: out.copy_(a.t()), lambda a: a.new_empty(a.shape[::-1])
+        ),
     }

@@ -88,6 +88,10 @@ class DeviceArray:
             )
         np.copyto(self._a, ary)
 
+    def fill(self, value) -> DeviceArray:
+        self._a.fill(value)
+        return self
+
     def __repr__(self) -> str:
         return f"DeviceArray({self.dtype.name}{list(self.shape)}, cpu emulation)"
 

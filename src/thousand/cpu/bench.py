@@ -1,0 +1,87 @@
+"""`python -m thousand.cpu.bench`: how fast the CPU backend runs a real kernel.
+
+The shared-memory + warp-shuffle reduction (reduce_v2) over 2^20 float32, on one
+core and on all of them, in seconds. Its grid is sized to the "SMs" (worker
+threads), so few fibers do long loops. A second row launches the shared-memory tree
+(reduce_v1) with one element per thread: 2^20 fibers, each through 9 barriers, which
+measures the cost of fiber switches. These are CPU emulation times: they say how
+long a reader without a GPU waits, nothing about any GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+import numpy as np
+
+from thousand.cuda import launch, to_device, use_backend
+from thousand.kernels.reduce import reduce_ref, reduce_v2
+
+N = 2**20
+TARGET_ONE_CORE_S = 1.0
+
+
+def grid_stride(x):
+    return reduce_v2(x)
+
+
+def one_element_per_thread(x, block=256):
+    out = to_device(np.zeros(1, np.float32))
+    n = x.shape[0]
+    grid = ((n + block - 1) // block,)
+    launch("reduce", "reduce_v1", grid, (block,), x, out, np.int32(n), shared=4 * block)
+    return out
+
+
+def seconds(run, workers: int, x_device, repeat: int = 5) -> tuple[float, float]:
+    """Median seconds of `run` with `workers` threads, and the sum it computed."""
+    os.environ["THOUSAND_CPU_WORKERS"] = str(workers)
+    result = run(x_device).get()[0]  # warm-up: compiles once, loads the library
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        run(x_device)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), float(result)
+
+
+def main() -> None:
+    use_backend("cpu")
+    x = np.random.default_rng(0).random(N, dtype=np.float32)
+    exact = reduce_ref(x)[0]
+    d = to_device(x)
+    cores = os.cpu_count() or 1
+    before = os.environ.get("THOUSAND_CPU_WORKERS")
+    rows = []
+    try:
+        for label, run in (
+            ("reduce_v2, grid-stride (shuffles)", grid_stride),
+            ("reduce_v1, one element per thread", one_element_per_thread),
+        ):
+            one, r1 = seconds(run, 1, d)
+            every, rn = seconds(run, cores, d)
+            rows.append((label, one, every, r1, rn))
+    finally:
+        if before is None:
+            os.environ.pop("THOUSAND_CPU_WORKERS", None)
+        else:
+            os.environ["THOUSAND_CPU_WORKERS"] = before
+    print(
+        f"sum of 2^20 float32 on the CPU backend (CPU emulation times, {cores} cores)"
+    )
+    print(f"exact sum {exact:.6e}")
+    print(f"{'kernel':36} {'1 core':>9} {'all cores':>10} {'speed-up':>9}  sums")
+    for label, one, every, r1, rn in rows:
+        print(
+            f"{label:36} {one:8.3f}s {every:9.3f}s {one / every:8.2f}x  "
+            f"{r1:.6e} {rn:.6e}"
+        )
+    one = rows[0][1]
+    met = "met" if one < TARGET_ONE_CORE_S else "NOT met"
+    print(f"target: reduce_v2 under {TARGET_ONE_CORE_S:.0f} s on one core: {met}")
+
+
+if __name__ == "__main__":
+    main()
