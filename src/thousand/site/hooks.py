@@ -1,9 +1,11 @@
 """MkDocs hooks (mkdocs.yml: hooks): render results directives from the ledger and
-add the plots they draw to the site as generated files."""
+access pictures from the CPU backend's traces, and add the SVGs they draw to the
+site as generated files."""
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
+from thousand.site import access
 from thousand.site.render import DirectiveError, Results
 
 _results: Results | None = None
@@ -16,6 +18,9 @@ def on_config(config):
 
 def on_page_markdown(markdown, page, config, files):
     try:
+        markdown = access.render_page(
+            markdown, page.file.src_uri, config.theme["language"]
+        )
         return _results.render_page(markdown, page.file.src_uri)
     except (DirectiveError, OSError, KeyError, ValueError) as e:
         raise PluginError(f"results directive: {e}") from e
@@ -27,4 +32,7 @@ def on_files(files, config):
     for name in _results.ledger["series"]:
         uri = f"assets/plots/{name}.svg"
         files.append(File.generated(config, uri, content=_results.draw(name)))
+    for name in access.names():
+        uri = f"assets/access/{name}.svg"
+        files.append(File.generated(config, uri, content=access.draw(name)))
     return files
