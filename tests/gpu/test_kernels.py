@@ -73,5 +73,5 @@ def test_mixing_host_and_device_arrays_is_rejected():
     from thousand.kernels.vector_add import vector_add
 
     x = np.ones(8, dtype=np.float32)
-    with pytest.raises(ValueError, match="mix numpy arrays and GPUArrays"):
+    with pytest.raises(ValueError, match="inputs mix GPUArray and ndarray"):
         vector_add(x, gpuarray.to_gpu(x))
