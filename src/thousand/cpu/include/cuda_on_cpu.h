@@ -24,7 +24,8 @@
 #define __constant__
 #define __shared__ __attribute__((aligned(128))) thread_local
 #define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
+// No __noinline__: libstdc++ spells its own attribute __noinline__, which a macro
+// of that name would break.
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 
