@@ -175,7 +175,7 @@ def build_ledger(
         target = out_dir / f"{path.stem}.txt"
         shutil.copyfile(snippet_dir / f"{path.stem}.txt", target)
         snippet_entries[path.name] = {
-            "sha256": L.sha256_of(path),
+            "sha256": L.snippet_sha256(path),
             "output": str(target.relative_to(L.ROOT)),
             "output_sha256": L.sha256_of(target),
         }

@@ -43,6 +43,12 @@ def snippets() -> list[Path]:
     return sorted(SNIPPETS_DIR.glob("*.py"))
 
 
+def snippet_sha256(path: Path) -> str:
+    """The snippet, and the .cu file of the same name beside it if it has one."""
+    cu = path.with_suffix(".cu")
+    return sha256_of(path, *([cu] if cu.exists() else []))
+
+
 def slug(device_name: str) -> str:
     """'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
     return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-")
@@ -91,7 +97,7 @@ def stale_entries(ledger: dict) -> list[str]:
         if entry is None:
             problems.append(f"snippets/{key}: never run on this GPU")
             continue
-        if entry["sha256"] != sha256_of(path):
+        if entry["sha256"] != snippet_sha256(path):
             problems.append(f"snippets/{key}: changed since the GPU run")
         out = ROOT / entry["output"]
         if not out.exists() or sha256_of(out) != entry["output_sha256"]:

@@ -40,9 +40,9 @@ struct Buffer {
 };
 struct Access {  // one recorded load or store, for the memory-access pictures
     uint32_t block, thread;
-    uint64_t site;  // return address inside the kernel library: which instruction
-    int64_t offset; // bytes from the start of the buffer (global) or shared window
-    int32_t buffer; // argument index for global memory, -1 for shared memory
+    uint64_t site;   // return address inside the kernel library: which instruction
+    int64_t offset;  // bytes from the start of the buffer (global) or shared window
+    int32_t buffer;  // argument index for global memory, -1 for shared memory
     uint16_t size;
     uint8_t write, shared;
 };
@@ -57,9 +57,9 @@ struct Spec {
     uint64_t module_base;
     Access* trace;  // NULL, or room for trace_capacity records
     uint64_t trace_capacity;
-    uint64_t trace_count;  // out
+    uint64_t trace_count;   // out
     uint32_t trace_blocks;  // record only blocks with linear index below this
-    char* error;  // out: the message when the launch fails
+    char* error;            // out: the message when the launch fails
     uint64_t error_size;
 };
 
@@ -102,9 +102,13 @@ struct StackSet {
         size_t total = 1024 * (kStack + page);
         void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED) { std::perror("thousand: fiber stacks"); std::abort(); }
+        if (p == MAP_FAILED) {
+            std::perror("thousand: fiber stacks");
+            std::abort();
+        }
         base = static_cast<char*>(p);
-        for (int i = 0; i < 1024; ++i) mprotect(lo(i) - page, page, PROT_NONE);
+        for (int i = 0; i < 1024; ++i)
+            mprotect(lo(i) - page, page, PROT_NONE);
     }
 };
 std::mutex g_stack_mutex;
@@ -123,12 +127,15 @@ struct Launch {
     std::string error;
     void fail(const std::string& message) {
         std::lock_guard<std::mutex> lock(error_mutex);
-        if (error.empty()) error = message;
+        if (error.empty())
+            error = message;
         failed = true;
     }
 };
 
-struct Region { uintptr_t lo, hi; };
+struct Region {
+    uintptr_t lo, hi;
+};
 
 struct Worker {
     Launch* launch;
@@ -166,8 +173,8 @@ std::string where(const Worker* w, const Fiber* f) {
     char buf[160];
     const uint3& b = w->grid.block_idx;
     if (f) {
-        std::snprintf(buf, sizeof buf, "thread (%u,%u,%u) of block (%u,%u,%u)", f->t.idx.x,
-                      f->t.idx.y, f->t.idx.z, b.x, b.y, b.z);
+        std::snprintf(buf, sizeof buf, "thread (%u,%u,%u) of block (%u,%u,%u)",
+                      f->t.idx.x, f->t.idx.y, f->t.idx.z, b.x, b.y, b.z);
     } else {
         std::snprintf(buf, sizeof buf, "block (%u,%u,%u)", b.x, b.y, b.z);
     }
@@ -187,14 +194,17 @@ std::string format(const char* fmt, ...) {
 [[noreturn]] void abort_from_fiber(const std::string& what) {
     Worker* w = tls_worker;
     Fiber* f = tls_fiber;
-    w->launch->fail(w->launch->name + std::string(": ") + what + " (" + where(w, f) + ")");
+    w->launch->fail(w->launch->name + std::string(": ") + what + " (" + where(w, f) +
+                    ")");
     thousand_current_thread = nullptr;
     tls_fiber = nullptr;
     _longjmp(w->abort_jb, 1);
 }
 
+// --8<-- [start:fibers]
 inline void park(Fiber* f) {  // back to the worker's scheduler until resumed
-    if (!_setjmp(f->jb)) _longjmp(f->w->sched_jb, 1);
+    if (!_setjmp(f->jb))
+        _longjmp(f->w->sched_jb, 1);
 }
 
 void fiber_entry() {
@@ -223,13 +233,20 @@ void resume(Worker* w, Fiber* f) {
     thousand_current_thread = nullptr;
     tls_fiber = nullptr;
 }
+// --8<-- [end:fibers]
 
 const char* state_text(const Fiber& f, char* buf, size_t size) {
     switch (f.state) {
-        case DONE: return "has returned";
-        case AT_BARRIER: std::snprintf(buf, size, "waits at __syncthreads on line %d", f.line); return buf;
-        case AT_WARP: std::snprintf(buf, size, "waits at a warp operation on line %d", f.line); return buf;
-        default: return "is runnable";
+        case DONE:
+            return "has returned";
+        case AT_BARRIER:
+            std::snprintf(buf, size, "waits at __syncthreads on line %d", f.line);
+            return buf;
+        case AT_WARP:
+            std::snprintf(buf, size, "waits at a warp operation on line %d", f.line);
+            return buf;
+        default:
+            return "is runnable";
     }
 }
 
@@ -238,26 +255,35 @@ std::string explain_deadlock(Worker* w) {
     char buf[96];
     for (int wi = 0; wi < (int)w->warps.size(); ++wi) {
         Warp& wp = w->warps[wi];
-        if (wp.op == OP_NONE || wp.arrived == 0) continue;
+        if (wp.op == OP_NONE || wp.arrived == 0)
+            continue;
         unsigned missing = wp.mask & ~wp.arrived;
         int lane = __builtin_ctz(missing);
         Fiber& f = w->fibers[wi * 32 + lane];
-        return format("%s on line %d with mask 0x%08x waits for lane %d (thread (%u,%u,%u)), "
-                      "which %s", wp.what, wp.line, wp.mask, lane, f.t.idx.x, f.t.idx.y,
-                      f.t.idx.z, state_text(f, buf, sizeof buf));
+        return format(
+            "%s on line %d with mask 0x%08x waits for lane %d (thread (%u,%u,%u)), "
+            "which %s",
+            wp.what, wp.line, wp.mask, lane, f.t.idx.x, f.t.idx.y, f.t.idx.z,
+            state_text(f, buf, sizeof buf));
     }
     int done = 0;
     const Fiber* gone = nullptr;
     for (auto& f : w->fibers) {
-        if (f.state == DONE) { ++done; if (!gone) gone = &f; }
+        if (f.state == DONE) {
+            ++done;
+            if (!gone)
+                gone = &f;
+        }
     }
-    return format("__syncthreads on line %d is never reached by every thread: %d of %d "
-                  "threads wait there, thread (%u,%u,%u) has returned; every thread of a "
-                  "block must reach each __syncthreads",
-                  w->barrier_line, w->barrier_arrived, w->n, gone ? gone->t.idx.x : 0,
-                  gone ? gone->t.idx.y : 0, gone ? gone->t.idx.z : 0);
+    return format(
+        "__syncthreads on line %d is never reached by every thread: %d of %d "
+        "threads wait there, thread (%u,%u,%u) has returned; every thread of a "
+        "block must reach each __syncthreads",
+        w->barrier_line, w->barrier_arrived, w->n, gone ? gone->t.idx.x : 0,
+        gone ? gone->t.idx.y : 0, gone ? gone->t.idx.z : 0);
 }
 
+// --8<-- [start:run-block]
 void run_block(Worker* w) {
     for (;;) {
         bool ran = false;
@@ -267,28 +293,35 @@ void run_block(Worker* w) {
                 ran = true;
             }
         }
-        if (w->live == 0) return;
+        if (w->live == 0)
+            return;
         if (!ran) {
-            w->launch->fail(w->launch->name + std::string(": ") + explain_deadlock(w) + " (" +
-                            where(w, nullptr) + ")");
+            w->launch->fail(w->launch->name + std::string(": ") + explain_deadlock(w) +
+                            " (" + where(w, nullptr) + ")");
             _longjmp(w->abort_jb, 1);
         }
     }
 }
+// --8<-- [end:run-block]
 
 void find_module_regions(Worker* w) {
     // The kernel library's own segments (constants, string literals) and, for this OS
     // thread, its TLS block: the __shared__ arrays live there.
     char* tls = static_cast<char*>(w->spec->tls_touch());
-    struct Ctx { Worker* w; char* tls; } ctx{w, tls};
+    struct Ctx {
+        Worker* w;
+        char* tls;
+    } ctx{w, tls};
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t, void* data) -> int {
             auto* c = static_cast<Ctx*>(data);
-            if (info->dlpi_addr != c->w->spec->module_base) return 0;
+            if (info->dlpi_addr != c->w->spec->module_base)
+                return 0;
             for (int i = 0; i < info->dlpi_phnum; ++i) {
                 const ElfW(Phdr)& ph = info->dlpi_phdr[i];
                 uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-                if (ph.p_type == PT_LOAD) c->w->module_segments.push_back({lo, lo + ph.p_memsz});
+                if (ph.p_type == PT_LOAD)
+                    c->w->module_segments.push_back({lo, lo + ph.p_memsz});
                 if (ph.p_type == PT_TLS && info->dlpi_tls_data) {
                     uintptr_t t = (uintptr_t)info->dlpi_tls_data;
                     c->w->shared_tls = {t, t + ph.p_memsz};
@@ -321,18 +354,21 @@ void run_worker(Launch* L, int worker_index) {
     w->warps.resize((w->n + 31) / 32);
     {
         std::lock_guard<std::mutex> lock(g_stack_mutex);
-        if (g_free_stacks.empty()) g_free_stacks.push_back(new StackSet());
+        if (g_free_stacks.empty())
+            g_free_stacks.push_back(new StackSet());
         w->stacks = g_free_stacks.back();
         g_free_stacks.pop_back();
     }
-    if (s->checked) find_module_regions(w);
+    if (s->checked)
+        find_module_regions(w);
     ucontext_t proto;
     getcontext(&proto);
     for (int i = 0; i < w->n; ++i) {
         Fiber& f = w->fibers[i];
         f.w = w;
         f.t.linear = i;
-        f.t.idx = {(unsigned)(i % s->block[0]), (unsigned)(i / s->block[0] % s->block[1]),
+        f.t.idx = {(unsigned)(i % s->block[0]),
+                   (unsigned)(i / s->block[0] % s->block[1]),
                    (unsigned)(i / (s->block[0] * s->block[1]))};
         f.stack_lo = w->stacks->lo(i);
         f.stack_hi = f.stack_lo + kStack;
@@ -346,15 +382,21 @@ void run_worker(Launch* L, int worker_index) {
     thousand_current_grid = &w->grid;
     if (!_setjmp(w->abort_jb)) {
         for (;;) {
-            if (L->failed) break;
+            if (L->failed)
+                break;
             uint64_t b = L->next_block++;
-            if (b >= L->blocks_total) break;
+            if (b >= L->blocks_total)
+                break;
             w->block_linear = b;
             w->grid.block_idx = {(unsigned)(b % s->grid[0]),
-                                (unsigned)(b / s->grid[0] % s->grid[1]),
-                                (unsigned)(b / ((uint64_t)s->grid[0] * s->grid[1]))};
-            for (auto& f : w->fibers) f.state = READY;
-            for (auto& wp : w->warps) { wp.arrived = 0; wp.op = OP_NONE; }
+                                 (unsigned)(b / s->grid[0] % s->grid[1]),
+                                 (unsigned)(b / ((uint64_t)s->grid[0] * s->grid[1]))};
+            for (auto& f : w->fibers)
+                f.state = READY;
+            for (auto& wp : w->warps) {
+                wp.arrived = 0;
+                wp.op = OP_NONE;
+            }
             w->live = w->n;
             w->barrier_arrived = 0;
             w->barrier_count = 0;
@@ -384,19 +426,22 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
     if (w && f) {
         uintptr_t a = (uintptr_t)info->si_addr;
         std::string what;
-        if (a >= (uintptr_t)f->stack_lo - w->stacks->page && a < (uintptr_t)f->stack_lo) {
+        if (a >= (uintptr_t)f->stack_lo - w->stacks->page &&
+            a < (uintptr_t)f->stack_lo) {
             what = "stack overflow: the thread used more than 64 KiB of local memory";
         } else {
-            what = format("invalid memory access at address %p (%s); an index past the end "
-                          "of an array, or a host pointer passed to a kernel?",
-                          info->si_addr, sig == SIGBUS ? "bus error" : "segmentation fault");
+            what = format(
+                "invalid memory access at address %p (%s); an index past the end "
+                "of an array, or a host pointer passed to a kernel?",
+                info->si_addr, sig == SIGBUS ? "bus error" : "segmentation fault");
         }
         abort_from_fiber(what);
     }
     struct sigaction* old = sig == SIGBUS ? &g_old_bus : &g_old_segv;
     sigaction(sig, old, nullptr);  // not ours: let the previous handler see it
     if (old->sa_flags & SA_SIGINFO) {
-        if (old->sa_sigaction) old->sa_sigaction(sig, info, uctx);
+        if (old->sa_sigaction)
+            old->sa_sigaction(sig, info, uctx);
     } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
         old->sa_handler(sig);
     }
@@ -419,12 +464,14 @@ inline bool inside(uintptr_t a, size_t n, uintptr_t lo, uintptr_t hi) {
     return a >= lo && a + n <= hi;
 }
 
-void record(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, bool shared, int buffer,
-            int64_t offset, void* site) {
+void record(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, bool shared,
+            int buffer, int64_t offset, void* site) {
     const Spec* s = w->spec;
-    if (!s->trace || w->block_linear >= s->trace_blocks) return;
+    if (!s->trace || w->block_linear >= s->trace_blocks)
+        return;
     uint64_t i = w->launch->trace_count++;
-    if (i >= s->trace_capacity) return;
+    if (i >= s->trace_capacity)
+        return;
     Access& r = s->trace[i];
     r.block = (uint32_t)w->block_linear;
     r.thread = (uint32_t)f->t.linear;
@@ -437,9 +484,11 @@ void record(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, bool shared,
     (void)a;
 }
 
+// --8<-- [start:check-access]
 void check_access(const void* p, size_t n, bool write, void* site) {
     Fiber* f = tls_fiber;
-    if (!f) return;  // not inside a kernel
+    if (!f)
+        return;  // not inside a kernel
     Worker* w = f->w;
     const Spec* s = w->spec;
     uintptr_t a = (uintptr_t)p;
@@ -450,17 +499,23 @@ void check_access(const void* p, size_t n, bool write, void* site) {
             return;
         }
     }
-    if (inside(a, n, (uintptr_t)f->stack_lo, (uintptr_t)f->stack_hi)) return;
+    if (inside(a, n, (uintptr_t)f->stack_lo, (uintptr_t)f->stack_hi))
+        return;
     if (inside(a, n, w->shared_tls.lo, w->shared_tls.hi)) {
         record(w, f, a, n, write, true, -1, (int64_t)(a - w->shared_tls.lo), site);
         return;
     }
     // the runtime's own per-thread records, read by threadIdx, blockIdx, ...
-    if (inside(a, n, (uintptr_t)&w->grid, (uintptr_t)(&w->grid + 1))) return;
-    if (inside(a, n, (uintptr_t)&f->t, (uintptr_t)(&f->t + 1))) return;
-    if (a == (uintptr_t)&thousand_current_thread || a == (uintptr_t)&thousand_current_grid) return;
+    if (inside(a, n, (uintptr_t)&w->grid, (uintptr_t)(&w->grid + 1)))
+        return;
+    if (inside(a, n, (uintptr_t)&f->t, (uintptr_t)(&f->t + 1)))
+        return;
+    if (a == (uintptr_t)&thousand_current_thread ||
+        a == (uintptr_t)&thousand_current_grid)
+        return;
     for (const Region& r : w->module_segments) {
-        if (inside(a, n, r.lo, r.hi)) return;
+        if (inside(a, n, r.lo, r.hi))
+            return;
     }
     // Outside everything: name the nearest buffer, as compute-sanitizer would.
     std::string what;
@@ -470,26 +525,36 @@ void check_access(const void* p, size_t n, bool write, void* site) {
         const Buffer& b = s->buffers[i];
         int64_t d = (int64_t)a - (int64_t)b.base;
         int64_t dist = d < 0 ? -d : (d >= (int64_t)b.size ? d - (int64_t)b.size : 0);
-        if (dist < best) { best = dist; near = &b; off = d; }
+        if (dist < best) {
+            best = dist;
+            near = &b;
+            off = d;
+        }
     }
     if (near && best < (1 << 20)) {
-        what = format("out-of-bounds %s of %zu bytes at byte %lld of `%s`, which has %llu bytes",
-                      write ? "write" : "read", n, (long long)off, near->name,
-                      (unsigned long long)near->size);
+        what = format(
+            "out-of-bounds %s of %zu bytes at byte %lld of `%s`, which has %llu bytes",
+            write ? "write" : "read", n, (long long)off, near->name,
+            (unsigned long long)near->size);
     } else {
-        what = format("%s of %zu bytes at %p, outside every buffer passed to the kernel",
-                      write ? "write" : "read", n, p);
+        what =
+            format("%s of %zu bytes at %p, outside every buffer passed to the kernel",
+                   write ? "write" : "read", n, p);
     }
     abort_from_fiber(what);
 }
+// --8<-- [end:check-access]
 
 }  // namespace
 
 // ---- the CUDA built-ins the header declares ----------------------------------------
 extern "C" {
 
-void thousand_syncthreads(int line) { (void)thousand_syncthreads_count(0, line); }
+void thousand_syncthreads(int line) {
+    (void)thousand_syncthreads_count(0, line);
+}
 
+// --8<-- [start:barrier]
 int thousand_syncthreads_count(int predicate, int line) {
     Worker* w = tls_worker;
     Fiber* f = tls_fiber;
@@ -497,16 +562,18 @@ int thousand_syncthreads_count(int predicate, int line) {
         w->barrier_line = line;
         w->barrier_count = 0;
     } else if (line != w->barrier_line) {
-        abort_from_fiber(format("threads of one block wait at different __syncthreads "
-                                "(line %d and line %d); every thread must reach the same one",
-                                w->barrier_line, line));
+        abort_from_fiber(
+            format("threads of one block wait at different __syncthreads "
+                   "(line %d and line %d); every thread must reach the same one",
+                   w->barrier_line, line));
     }
     w->barrier_count += predicate;
     if (++w->barrier_arrived == w->n) {  // the last one in releases the others
         w->barrier_result = w->barrier_count;
         w->barrier_arrived = 0;
         for (auto& other : w->fibers) {
-            if (other.state == AT_BARRIER) other.state = READY;
+            if (other.state == AT_BARRIER)
+                other.state = READY;
         }
         return w->barrier_result;
     }
@@ -515,7 +582,9 @@ int thousand_syncthreads_count(int predicate, int line) {
     park(f);
     return w->barrier_result;  // nobody can change it before every waiter has run
 }
+// --8<-- [end:barrier]
 
+// --8<-- [start:warp]
 // A warp operation: every lane in `mask` posts a value, waits for the others, then all
 // read. Values sit in one of two slots by generation: a lane that races ahead to the
 // next operation writes the other slot, so it cannot overwrite what a slower lane has
@@ -529,13 +598,16 @@ static Warp& warp_arrive(unsigned mask, unsigned long long value, WarpOp op, int
     int lanes_here = w->n - wi * 32 < 32 ? w->n - wi * 32 : 32;
     unsigned existing = lanes_here == 32 ? 0xffffffffu : ((1u << lanes_here) - 1);
     if (!(mask & (1u << lane))) {
-        abort_from_fiber(format("%s on line %d: mask 0x%08x leaves out lane %d, which calls "
-                                "it; a thread must be in its own mask", what, line, mask, lane));
+        abort_from_fiber(
+            format("%s on line %d: mask 0x%08x leaves out lane %d, which calls "
+                   "it; a thread must be in its own mask",
+                   what, line, mask, lane));
     }
     if (mask & ~existing) {
-        abort_from_fiber(format("%s on line %d: mask 0x%08x names lanes this warp does not "
-                                "have (the block's last warp has %d threads)",
-                                what, line, mask, lanes_here));
+        abort_from_fiber(
+            format("%s on line %d: mask 0x%08x names lanes this warp does not "
+                   "have (the block's last warp has %d threads)",
+                   what, line, mask, lanes_here));
     }
     if (wp.arrived == 0) {
         wp.mask = mask;
@@ -543,9 +615,10 @@ static Warp& warp_arrive(unsigned mask, unsigned long long value, WarpOp op, int
         wp.what = what;
         wp.line = line;
     } else if (wp.mask != mask || wp.op != op) {
-        abort_from_fiber(format("lanes of one warp disagree: %s on line %d with mask 0x%08x "
-                                "meets %s on line %d with mask 0x%08x",
-                                what, line, mask, wp.what, wp.line, wp.mask));
+        abort_from_fiber(
+            format("lanes of one warp disagree: %s on line %d with mask 0x%08x "
+                   "meets %s on line %d with mask 0x%08x",
+                   what, line, mask, wp.what, wp.line, wp.mask));
     }
     f->gen = wp.gen;
     wp.values[wp.gen & 1][lane] = value;
@@ -555,7 +628,8 @@ static Warp& warp_arrive(unsigned mask, unsigned long long value, WarpOp op, int
         ++wp.gen;
         for (int l = 0; l < lanes_here; ++l) {
             Fiber& other = w->fibers[wi * 32 + l];
-            if (other.state == AT_WARP) other.state = READY;
+            if (other.state == AT_WARP)
+                other.state = READY;
         }
     } else {
         f->state = AT_WARP;
@@ -570,18 +644,21 @@ unsigned long long thousand_warp_exchange(unsigned mask, unsigned long long valu
     Warp& wp = warp_arrive(mask, value, OP_EXCHANGE, line, what);
     Fiber* f = tls_fiber;
     if (!(mask & (1u << src_lane))) {
-        abort_from_fiber(format("%s on line %d reads lane %d, which is not in mask 0x%08x",
-                                what, line, src_lane, mask));
+        abort_from_fiber(
+            format("%s on line %d reads lane %d, which is not in mask 0x%08x", what,
+                   line, src_lane, mask));
     }
     return wp.values[f->gen & 1][src_lane];
 }
+// --8<-- [end:warp]
 
 unsigned thousand_warp_vote(unsigned mask, int predicate, int line, const char* what) {
     Warp& wp = warp_arrive(mask, (unsigned long long)predicate, OP_VOTE, line, what);
     Fiber* f = tls_fiber;
     unsigned ballot = 0;
     for (int l = 0; l < 32; ++l) {
-        if ((mask >> l & 1) && wp.values[f->gen & 1][l]) ballot |= 1u << l;
+        if ((mask >> l & 1) && wp.values[f->gen & 1][l])
+            ballot |= 1u << l;
     }
     return ballot;
 }
@@ -596,13 +673,10 @@ unsigned thousand_activemask(void) {
     int wi = f->t.linear / 32;
     unsigned m = 0;
     for (int l = 0; l < 32 && wi * 32 + l < w->n; ++l) {
-        if (w->fibers[wi * 32 + l].state != DONE) m |= 1u << l;
+        if (w->fibers[wi * 32 + l].state != DONE)
+            m |= 1u << l;
     }
     return m;
-}
-
-void thousand_kernel_fault(const char* what, int line) {
-    abort_from_fiber(format("%s on line %d", what, line));
 }
 
 int thousand_run_grid(const void* spec_ptr, const char* name, void (*body)(void**),
@@ -616,25 +690,30 @@ int thousand_run_grid(const void* spec_ptr, const char* name, void (*body)(void*
     L.blocks_total = (uint64_t)s->grid[0] * s->grid[1] * s->grid[2];
     install_fault_handlers();
     int workers = s->workers < 1 ? 1 : s->workers;
-    if ((uint64_t)workers > L.blocks_total) workers = (int)L.blocks_total;
-    // Kernels never run on the caller's thread: its stack and signal stack stay Python's.
+    if ((uint64_t)workers > L.blocks_total)
+        workers = (int)L.blocks_total;
+    // Kernels never run on the caller's thread: its stack and signal stack stay
+    // Python's.
     std::vector<std::thread> pool;
-    for (int i = 0; i < workers; ++i) pool.emplace_back(run_worker, &L, i);
-    for (auto& t : pool) t.join();
+    for (int i = 0; i < workers; ++i)
+        pool.emplace_back(run_worker, &L, i);
+    for (auto& t : pool)
+        t.join();
     const_cast<Spec*>(s)->trace_count = L.trace_count.load();
-    if (!L.failed) return 0;
+    if (!L.failed)
+        return 0;
     std::snprintf(s->error, s->error_size, "%s", L.error.c_str());
     return 1;
 }
 
 // g++ -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0
 // turns every load and store of the checked build into one of these calls.
-#define THOUSAND_HOOKS(n)                                                                 \
-    void __asan_load##n##_noabort(void* p) {                                              \
-        check_access(p, n, false, __builtin_return_address(0));                           \
-    }                                                                                     \
-    void __asan_store##n##_noabort(void* p) {                                             \
-        check_access(p, n, true, __builtin_return_address(0));                            \
+#define THOUSAND_HOOKS(n)                                       \
+    void __asan_load##n##_noabort(void* p) {                    \
+        check_access(p, n, false, __builtin_return_address(0)); \
+    }                                                           \
+    void __asan_store##n##_noabort(void* p) {                   \
+        check_access(p, n, true, __builtin_return_address(0));  \
     }
 THOUSAND_HOOKS(1)
 THOUSAND_HOOKS(2)
@@ -663,8 +742,10 @@ static size_t device_span(uint64_t nbytes, size_t* data, size_t* pages) {
 void* thousand_device_alloc(uint64_t nbytes) {
     size_t data, pages, page = (size_t)sysconf(_SC_PAGESIZE);
     size_t total = device_span(nbytes, &data, &pages);
-    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
+    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return nullptr;
     char* base = static_cast<char*>(p);
     mprotect(base, page, PROT_NONE);
     mprotect(base + page + pages, page, PROT_NONE);
