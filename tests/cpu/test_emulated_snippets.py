@@ -22,6 +22,7 @@ from thousand.bench import ledger as L
 DEVICE_SPECIFIC = {
     "b1_device_query": "prints the device's own name, limits and sizes",
     "b1_timing": "prints times, which on the CPU backend are CPU emulation times",
+    "b17_cpu_speed": "prints CPU emulation times, which depend on the CPU",
 }
 SMALL_ERROR = re.compile(r"\d\.\de-\d\d")
 

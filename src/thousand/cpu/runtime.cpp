@@ -417,6 +417,34 @@ void run_worker(Launch* L, int worker_index) {
     delete w;
 }
 
+// An access outside every region a kernel may touch: name the nearest buffer, as
+// compute-sanitizer does.
+std::string outside(const Spec* s, uintptr_t a, size_t n, bool write) {
+    const Buffer* near = nullptr;
+    int64_t best = INT64_MAX, off = 0;
+    for (int i = 0; i < s->n_buffers; ++i) {
+        const Buffer& b = s->buffers[i];
+        int64_t d = (int64_t)a - (int64_t)b.base;
+        int64_t dist = d < 0 ? -d : (d >= (int64_t)b.size ? d - (int64_t)b.size : 0);
+        if (dist < best) {
+            best = dist;
+            near = &b;
+            off = d;
+        }
+    }
+    // n == 0: a fault, whose size and direction the signal does not tell
+    std::string kind = n == 0  ? std::string("access")
+                       : write ? format("write of %zu bytes", n)
+                               : format("read of %zu bytes", n);
+    if (near && best < (1 << 20)) {
+        return format("out-of-bounds %s at byte %lld of `%s`, which has %llu bytes",
+                      kind.c_str(), (long long)off, near->name,
+                      (unsigned long long)near->size);
+    }
+    return format("%s at %p, outside every buffer passed to the kernel", kind.c_str(),
+                  (void*)a);
+}
+
 // ---- faults: a wild pointer inside a kernel becomes an error, not a crash ----------
 struct sigaction g_old_segv, g_old_bus;
 
@@ -430,10 +458,9 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
             a < (uintptr_t)f->stack_lo) {
             what = "stack overflow: the thread used more than 64 KiB of local memory";
         } else {
-            what = format(
-                "invalid memory access at address %p (%s); an index past the end "
-                "of an array, or a host pointer passed to a kernel?",
-                info->si_addr, sig == SIGBUS ? "bus error" : "segmentation fault");
+            what = std::string("invalid memory access (") +
+                   (sig == SIGBUS ? "bus error" : "segmentation fault") +
+                   "): " + outside(w->spec, a, 0, false);
         }
         abort_from_fiber(what);
     }
@@ -517,31 +544,7 @@ void check_access(const void* p, size_t n, bool write, void* site) {
         if (inside(a, n, r.lo, r.hi))
             return;
     }
-    // Outside everything: name the nearest buffer, as compute-sanitizer would.
-    std::string what;
-    const Buffer* near = nullptr;
-    int64_t best = INT64_MAX, off = 0;
-    for (int i = 0; i < s->n_buffers; ++i) {
-        const Buffer& b = s->buffers[i];
-        int64_t d = (int64_t)a - (int64_t)b.base;
-        int64_t dist = d < 0 ? -d : (d >= (int64_t)b.size ? d - (int64_t)b.size : 0);
-        if (dist < best) {
-            best = dist;
-            near = &b;
-            off = d;
-        }
-    }
-    if (near && best < (1 << 20)) {
-        what = format(
-            "out-of-bounds %s of %zu bytes at byte %lld of `%s`, which has %llu bytes",
-            write ? "write" : "read", n, (long long)off, near->name,
-            (unsigned long long)near->size);
-    } else {
-        what =
-            format("%s of %zu bytes at %p, outside every buffer passed to the kernel",
-                   write ? "write" : "read", n, p);
-    }
-    abort_from_fiber(what);
+    abort_from_fiber(outside(s, a, n, write));
 }
 // --8<-- [end:check-access]
 
