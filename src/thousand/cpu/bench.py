@@ -80,7 +80,7 @@ def main() -> None:
         )
     # reduce_v1 per thread: 1 + log2(256) = 9 barriers, so 10 runs between switches
     per_resume = rows[1][1] / (N * 10)
-    print(f"one core, reduce_v1: {per_resume * 1e9:.0f} ns per fiber resume (with work)")
+    print(f"one core, reduce_v1: {per_resume * 1e9:.0f} ns per fiber resume, with work")
     one = rows[0][1]
     met = "met" if one < TARGET_ONE_CORE_S else "NOT met"
     print(f"target: reduce_v2 under {TARGET_ONE_CORE_S:.0f} s on one core: {met}")
