@@ -36,6 +36,7 @@ extern "C" __global__ void warp_ops(const int* in, int* out) {
     int lane = threadIdx.x % 32;
     int v = in[g];
     int sum = v;
+#pragma unroll  // accepted on both backends (g++ ignores CUDA's spelling)
     for (int offset = 16; offset > 0; offset /= 2) {
         sum += __shfl_down_sync(0xffffffffu, sum, offset);
     }
