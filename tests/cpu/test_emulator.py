@@ -57,7 +57,7 @@ def test_threads_at_different_barriers():
 
 def test_shuffle_waiting_for_a_lane_that_returned():
     msg = fault("shuffle_after_exit", (1,), (32,), to_device(np.zeros(32, np.float32)))
-    assert "__shfl_down_sync on line 114 with mask 0xffffffff" in msg
+    assert "__shfl_down_sync on line 115 with mask 0xffffffff" in msg
     assert "waits for lane 16 (thread (16,0,0)), which has returned" in msg
 
 
