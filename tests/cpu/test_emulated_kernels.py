@@ -11,10 +11,7 @@ import zlib
 import numpy as np
 import pytest
 
-from tests.helpers import require_tool
-from thousand import cpu
 from thousand.bench.checks import check_version
-from thousand.cuda import use_backend
 from thousand.kernels.family import all_families
 
 CPU_MAX_ELEMENTS = 1 << 17  # keeps the CPU layer fast; still 1, primes, ragged edges
@@ -41,13 +38,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def on_cpu_backend():
-    require_tool("g++")
-    before = use_backend("cpu")
-    with cpu.checked_mode():
-        yield
-    use_backend(before)
+pytestmark = pytest.mark.usefixtures("cpu_backend_checked")
 
 
 @pytest.mark.parametrize("family,version,size,block", CASES)

@@ -7,19 +7,11 @@ kernels and expectations on a real GPU.
 import numpy as np
 import pytest
 
-from tests.helpers import require_tool
 from tests.probe_checks import PROBE, SEMANTICS
 from thousand import cpu
-from thousand.cuda import KernelFault, launch, to_device, use_backend
+from thousand.cuda import KernelFault, launch, to_device
 
-
-@pytest.fixture(autouse=True)
-def on_cpu_backend():
-    require_tool("g++")
-    before = use_backend("cpu")
-    with cpu.checked_mode():
-        yield
-    use_backend(before)
+pytestmark = pytest.mark.usefixtures("cpu_backend_checked")
 
 
 @pytest.mark.parametrize("check", SEMANTICS.values(), ids=SEMANTICS.keys())

@@ -335,7 +335,7 @@ void find_module_regions(Worker* w) {
     }
 }
 
-void run_worker(Launch* L, int worker_index) {
+void run_worker(Launch* L) {
     Worker* w = new Worker();
     w->launch = L;
     w->spec = L->spec;
@@ -403,7 +403,6 @@ void run_worker(Launch* L, int worker_index) {
             run_block(w);
         }
     }
-    (void)worker_index;
     thousand_current_grid = nullptr;
     thousand_current_thread = nullptr;
     tls_fiber = nullptr;
@@ -491,8 +490,8 @@ inline bool inside(uintptr_t a, size_t n, uintptr_t lo, uintptr_t hi) {
     return a >= lo && a + n <= hi;
 }
 
-void record(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, bool shared,
-            int buffer, int64_t offset, void* site) {
+void record(Worker* w, Fiber* f, size_t n, bool write, bool shared, int buffer,
+            int64_t offset, void* site) {
     const Spec* s = w->spec;
     if (!s->trace || w->block_linear >= s->trace_blocks)
         return;
@@ -508,7 +507,6 @@ void record(Worker* w, Fiber* f, uintptr_t a, size_t n, bool write, bool shared,
     r.size = (uint16_t)n;
     r.write = write;
     r.shared = shared;
-    (void)a;
 }
 
 // --8<-- [start:check-access]
@@ -522,14 +520,14 @@ void check_access(const void* p, size_t n, bool write, void* site) {
     for (int i = 0; i < s->n_buffers; ++i) {
         const Buffer& b = s->buffers[i];
         if (inside(a, n, b.base, b.base + b.size)) {
-            record(w, f, a, n, write, false, i, (int64_t)(a - b.base), site);
+            record(w, f, n, write, false, i, (int64_t)(a - b.base), site);
             return;
         }
     }
     if (inside(a, n, (uintptr_t)f->stack_lo, (uintptr_t)f->stack_hi))
         return;
     if (inside(a, n, w->shared_tls.lo, w->shared_tls.hi)) {
-        record(w, f, a, n, write, true, -1, (int64_t)(a - w->shared_tls.lo), site);
+        record(w, f, n, write, true, -1, (int64_t)(a - w->shared_tls.lo), site);
         return;
     }
     // the runtime's own per-thread records, read by threadIdx, blockIdx, ...
@@ -699,7 +697,7 @@ int thousand_run_grid(const void* spec_ptr, const char* name, void (*body)(void*
     // Python's.
     std::vector<std::thread> pool;
     for (int i = 0; i < workers; ++i)
-        pool.emplace_back(run_worker, &L, i);
+        pool.emplace_back(run_worker, &L);
     for (auto& t : pool)
         t.join();
     const_cast<Spec*>(s)->trace_count = L.trace_count.load();
