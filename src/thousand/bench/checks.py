@@ -20,9 +20,9 @@ def check_version(family: Family, version: Version, size: tuple, block, seed: in
     return rel_error(d_out.get(), expected), family.tolerance
 
 
-def bench_inputs(family: Family) -> list:
-    """The family's inputs at its benchmark size, on the device (seed 0)."""
-    host = family.make_inputs(np.random.default_rng(0), family.bench_size)
+def bench_inputs(family: Family, size: tuple | None = None) -> list:
+    """The family's inputs at its benchmark size (or `size`), on the device (seed 0)."""
+    host = family.make_inputs(np.random.default_rng(0), size or family.bench_size)
     return [to_device(a) for a in host]
 
 

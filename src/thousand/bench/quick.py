@@ -18,22 +18,32 @@ def check_all(family: Family, *, sizes=None) -> bool:
     return ok
 
 
+def _figure(x: float) -> str:
+    """Whole numbers for GPU-sized rates, two decimals for the emulator's small ones."""
+    return f"{x:,.0f}" if x >= 10 else f"{x:.2f}"
+
+
 def check_then_time(family: Family) -> None:
-    from thousand.cuda import device_info, median, time_ms
+    from thousand.cuda import device_info, median, on_cpu, time_ms
 
     info = device_info()
     print(f"{family.name} on {info['name']} (sm_{info['compute_capability']})")
     if not check_all(family):
         raise SystemExit(f"{family.name}: a version disagrees with the reference")
     print(f"checked every version at sizes {list(family.check_sizes)}: all match")
-    size = family.bench_size
-    inputs = bench_inputs(family)
-    print(f"\ntimed at size {size} (median of 20, CUDA events, L2 flushed)")
+    if on_cpu():  # emulation: a small size, few repeats, and say what the times are
+        size, warmup, repeat = family.check_sizes[-1], 1, 3
+        how = "CPU emulation: host clock, median of 3; not a GPU figure"
+    else:
+        size, warmup, repeat = family.bench_size, 3, 20
+        how = "median of 20, CUDA events, L2 flushed"
+    inputs = bench_inputs(family, size)
+    print(f"\ntimed at size {size} ({how})")
     print(f"{'version':<22}{'ms':>10}{'rate':>16}")
     for v in family.versions:
-        ms = median(time_ms(prepared_run(v, inputs)))
+        ms = median(time_ms(prepared_run(v, inputs), warmup=warmup, repeat=repeat))
         if family.bytes_moved:
-            rate = f"{family.bytes_moved(size) / ms / 1e6:,.0f} GB/s"
+            rate = f"{_figure(family.bytes_moved(size) / ms / 1e6)} GB/s"
         else:
-            rate = f"{family.flops(size) / ms / 1e9:,.0f} TFLOP/s"
+            rate = f"{_figure(family.flops(size) / ms / 1e9)} TFLOP/s"
         print(f"{v.kernel:<22}{ms:>10.3f}{rate:>16}")
