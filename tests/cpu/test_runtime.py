@@ -88,3 +88,11 @@ def test_importing_the_package_does_not_touch_the_gpu():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_bad_worker_count_is_named(monkeypatch):
+    from thousand import cpu
+
+    monkeypatch.setenv("THOUSAND_CPU_WORKERS", "many")
+    with pytest.raises(ValueError, match="THOUSAND_CPU_WORKERS='many'"):
+        cpu.workers()

@@ -164,8 +164,12 @@ def checked_mode(on: bool = True):
 
 def workers() -> int:
     """How many OS threads run blocks: THOUSAND_CPU_WORKERS, else every core."""
-    value = os.environ.get("THOUSAND_CPU_WORKERS")
-    return int(value) if value else os.cpu_count() or 1
+    value = os.environ.get("THOUSAND_CPU_WORKERS", "").strip()
+    if not value:
+        return os.cpu_count() or 1
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"THOUSAND_CPU_WORKERS={value!r}: give a whole number >= 1")
+    return int(value)
 
 
 @functools.cache
