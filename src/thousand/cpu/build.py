@@ -17,12 +17,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from thousand.cuda.compiler import KERNEL_DIR, source_path
 from thousand.cuda.errors import CompilerMissing, CpuBuildError
 
 HERE = Path(__file__).resolve().parent
 HEADER = HERE / "include" / "cuda_on_cpu.h"
 RUNTIME = HERE / "runtime.cpp"
-KERNEL_DIR = HERE.parent / "kernels"
 
 COMMON = [
     "-std=c++17",
@@ -149,14 +149,6 @@ def _build(
 def runtime_library() -> Path:
     text = f'#include "{RUNTIME}"\n'
     return _build("runtime", text, COMMON + FAST, [HEADER, RUNTIME])
-
-
-def source_path(family: str | Path) -> Path:
-    """kernels/<family>.cu for a family name; any other .cu file by its path."""
-    cu = Path(family) if isinstance(family, Path) else KERNEL_DIR / f"{family}.cu"
-    if not cu.exists():
-        raise FileNotFoundError(f"no kernel family {family!r}: {cu} does not exist")
-    return cu
 
 
 def family_library(family: str | Path, checked: bool, gpu_only: set[str]) -> Path:

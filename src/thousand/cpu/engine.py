@@ -56,7 +56,6 @@ class _Spec(ctypes.Structure):
     _fields_ = [
         ("grid", ctypes.c_uint32 * 3),
         ("block", ctypes.c_uint32 * 3),
-        ("dynamic_shared", ctypes.c_uint64),
         ("workers", ctypes.c_int32),
         ("checked", ctypes.c_int32),
         ("n_buffers", ctypes.c_int32),
@@ -263,7 +262,6 @@ def launch(family, name, grid, block, *args, shared: int = 0, trace=None) -> Non
     spec = _Spec(
         grid=(ctypes.c_uint32 * 3)(*grid),
         block=(ctypes.c_uint32 * 3)(*block),
-        dynamic_shared=shared,
         workers=1 if trace is not None else workers(),
         checked=int(checked),
         n_buffers=len(buffers),
@@ -289,7 +287,6 @@ class Trace:
     def __init__(self, blocks: int = 1, capacity: int = 1 << 16):
         self.blocks = blocks
         self.records = np.zeros(capacity, ACCESS_DTYPE)
-        self.count = 0
 
     def finish(self, count, mod, kernel, buffer_names):
         if count > len(self.records):
@@ -297,7 +294,6 @@ class Trace:
                 f"{kernel} made {count} accesses; the trace holds {len(self.records)}"
             )
         self.records = self.records[:count]
-        self.count = int(count)
         self.module = mod
         self.kernel = kernel
         self.buffer_names = buffer_names

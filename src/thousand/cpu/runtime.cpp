@@ -48,7 +48,6 @@ struct Access {  // one recorded load or store, for the memory-access pictures
 };
 struct Spec {
     uint32_t grid[3], block[3];
-    uint64_t dynamic_shared;
     int32_t workers;
     int32_t checked;  // the library was built with access checks
     int32_t n_buffers;
@@ -153,7 +152,6 @@ struct Worker {
     // checked build: where this worker's kernel code may legitimately read and write
     Region shared_tls{0, 0};
     std::vector<Region> module_segments;
-    uintptr_t dynamic_lo = 0;
     char sigstack[64 * 1024];
 };
 
