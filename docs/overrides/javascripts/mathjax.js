@@ -12,8 +12,14 @@ window.MathJax = {
   },
 };
 
-// Material loads pages without a full reload (instant navigation): typeset each one.
+// Material may swap pages without a reload (instant navigation): typeset each new one.
+// The first page is typeset by MathJax's own start-up.
+let firstPage = true;
 document$.subscribe(() => {
+  if (firstPage) {
+    firstPage = false;
+    return;
+  }
   MathJax.startup.output.clearCache();
   MathJax.typesetClear();
   MathJax.texReset();

@@ -5,15 +5,25 @@ site as generated files."""
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from thousand.site import access
+from thousand.site import access, vendor
 from thousand.site.render import DirectiveError, Results
 
 _results: Results | None = None
+_vendored: dict[str, tuple[str, bytes | None]] = {}
 
 
 def on_config(config):
-    global _results
+    global _results, _vendored
     _results = Results(config.extra["results"], config.theme["language"])
+    # MathJax and Mermaid: where pages load them from (docs/overrides/main.html).
+    try:
+        _vendored = vendor.resolve()
+    except vendor.VendorError as e:
+        raise PluginError(str(e)) from e
+    config.extra["vendor"] = {
+        name: {"src": src, "integrity": vendor.ASSETS[name].integrity}
+        for name, (src, _) in _vendored.items()
+    }
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -35,4 +45,7 @@ def on_files(files, config):
     for name in access.names():
         uri = f"assets/access/{name}.svg"
         files.append(File.generated(config, uri, content=access.draw(name)))
+    for src, data in _vendored.values():
+        if data is not None:
+            files.append(File.generated(config, src, content=data))
     return files
