@@ -1,11 +1,13 @@
-"""MkDocs hooks (mkdocs.yml: hooks): render results directives from the ledger and
-access pictures from the CPU backend's traces, and add the SVGs they draw to the
-site as generated files."""
+"""MkDocs hooks (mkdocs.yml: hooks): render results directives from the ledger,
+access pictures from the CPU backend's traces and the learning paths' lists, add the
+SVGs they draw to the site as generated files, and count reading time in Chinese."""
+
+from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from thousand.site import access, vendor
+from thousand.site import access, benchmarks, readtime, tracks, vendor
 from thousand.site.render import DirectiveError, Results
 
 _results: Results | None = None
@@ -27,13 +29,26 @@ def on_config(config):
 
 
 def on_page_markdown(markdown, page, config, files):
+    lang, uri = config.theme["language"], page.file.src_uri
     try:
-        markdown = access.render_page(
-            markdown, page.file.src_uri, config.theme["language"]
-        )
-        return _results.render_page(markdown, page.file.src_uri)
-    except (DirectiveError, OSError, KeyError, ValueError) as e:
-        raise PluginError(f"results directive: {e}") from e
+        markdown = tracks.render_page(markdown, uri, lang, Path(config.docs_dir))
+        markdown = access.render_page(markdown, uri, lang)
+        markdown = benchmarks.render_page(markdown, uri, lang)
+        return _results.render_page(markdown, uri)
+    except (DirectiveError, tracks.TrackError, OSError, KeyError, ValueError) as e:
+        raise PluginError(f"directive: {e}") from e
+
+
+def on_page_content(html, page, config, files):
+    # Runs after the blog plugin's own count (hooks come after plugins), which sees
+    # a Chinese sentence as one word; a readtime set in front matter still wins.
+    if uri_is_post(page.file.src_uri) and "readtime" not in page.meta:
+        page.config.readtime = readtime.minutes(html)
+    return html
+
+
+def uri_is_post(uri: str) -> bool:
+    return uri.startswith("blog/posts/")
 
 
 def on_files(files, config):
@@ -45,6 +60,12 @@ def on_files(files, config):
     for name in access.names():
         uri = f"assets/access/{name}.svg"
         files.append(File.generated(config, uri, content=access.draw(name)))
+    try:  # the benchmarks page's charts, one set per GPU ledger
+        charts = benchmarks.svgs()
+    except benchmarks.LedgerError as e:
+        raise PluginError(str(e)) from e
+    for uri, svg in charts.items():
+        files.append(File.generated(config, uri, content=svg))
     for src, data in _vendored.values():
         if data is not None:
             files.append(File.generated(config, src, content=data))
