@@ -1,9 +1,10 @@
 """The GPU run: `python -m thousand.bench` on a machine with an NVIDIA GPU.
 
 1. runs the GPU test layer (every kernel against its reference, compute-sanitizer,
-   every snippet) and the benchmarks, in one pytest session;
-2. only if all of it passed, writes the ledger docs/assets/results/<gpu>.json and the
-   snippet outputs docs/assets/outputs/<gpu>/, which the pages render;
+   every snippet, every notebook page) and the benchmarks, in one pytest session;
+2. only if all of it passed, writes the ledger docs/assets/results/<gpu>.json, the
+   snippet outputs docs/assets/outputs/<gpu>/ and the executed notebooks
+   docs/<lang>/notebooks/*.ipynb, which the pages render;
 3. prints every kernel's bandwidth or FLOP rate as ratios to the copy kernel (the
    measured peak), NumPy and PyTorch, all from this one run.
 """
@@ -57,9 +58,10 @@ def run_pytest(tmp: Path, extra: list[str]) -> int:
     return subprocess.run(cmd, cwd=L.ROOT, env=env).returncode
 
 
-def read_checks(junit: Path) -> tuple[dict, set]:
-    """Per kernel: how many (size, block) cases ran and whether all passed."""
-    checks, snippets_ok = {}, set()
+def read_checks(junit: Path) -> tuple[dict, set, set]:
+    """Per kernel: how many (size, block) cases ran and whether all passed; the
+    snippets and notebooks that ran."""
+    checks, snippets_ok, notebooks_ok = {}, set(), set()
     for case in ET.parse(junit).iter("testcase"):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         failed = any(
@@ -78,7 +80,9 @@ def read_checks(junit: Path) -> tuple[dict, set]:
                 c["blocks"].append(props["block"])
         if "snippet" in props and not failed:
             snippets_ok.add(props["snippet"])
-    return checks, snippets_ok
+        if "notebook" in props and not failed:
+            notebooks_ok.add(props["notebook"])
+    return checks, snippets_ok, notebooks_ok
 
 
 def git_commit() -> str:
@@ -105,7 +109,7 @@ def nvcc_version() -> str:
 
 
 def build_ledger(
-    bench: dict, checks: dict, snippet_dir: Path, ok_snippets: set
+    bench: dict, checks: dict, record_dir: Path, ok_snippets: set, ok_notebooks: set
 ) -> dict:
     info = device_info()
     slug = L.slug(info["name"])
@@ -173,11 +177,23 @@ def build_ledger(
         if path.name not in ok_snippets:
             raise SystemExit(f"snippet {path.name} did not pass: not recording")
         target = out_dir / f"{path.stem}.txt"
-        shutil.copyfile(snippet_dir / f"{path.stem}.txt", target)
+        shutil.copyfile(record_dir / f"{path.stem}.txt", target)
         snippet_entries[path.name] = {
             "sha256": L.snippet_sha256(path),
             "output": str(target.relative_to(L.ROOT)),
             "output_sha256": L.sha256_of(target),
+        }
+
+    notebook_entries = {}
+    for path in L.notebooks():
+        key = path.relative_to(L.ROOT).as_posix()
+        if key not in ok_notebooks:
+            raise SystemExit(f"notebook {key} did not run: not recording")
+        # Same cells, now with this run's outputs: the page shows these.
+        shutil.copyfile(record_dir / "notebooks" / key, path)
+        notebook_entries[key] = {
+            "sha256": L.notebook_source_sha256(path),
+            "output_sha256": L.sha256_of(path),
         }
 
     series = sorted(
@@ -231,6 +247,7 @@ def build_ledger(
         },
         "kernels": kernels,
         "snippets": snippet_entries,
+        "notebooks": notebook_entries,
         "series": {
             "b1-cpu-vs-gpu": [
                 {k: e[k] for k in ("n", "numpy_ms", "kernel_ms", "with_copies_ms")}
@@ -282,14 +299,14 @@ def main(argv: list[str]) -> int:
         if rc != 0:
             print(f"\nthe GPU layer failed (pytest exit {rc}): no ledger written")
             return rc
-        checks, ok_snippets = read_checks(tmp / "junit.xml")
+        checks, ok_snippets, ok_notebooks = read_checks(tmp / "junit.xml")
         bench = json.loads((tmp / "bench.json").read_text())
-        ledger = build_ledger(bench, checks, tmp / "outputs", ok_snippets)
+        ledger = build_ledger(bench, checks, tmp / "outputs", ok_snippets, ok_notebooks)
     path = L.write(ledger)
     print_summary(ledger)
     print(
-        f"\nwrote {path.relative_to(L.ROOT)} and docs/assets/outputs/"
-        f"{ledger['device']['slug']}/"
+        f"\nwrote {path.relative_to(L.ROOT)}, docs/assets/outputs/"
+        f"{ledger['device']['slug']}/ and the notebooks' outputs"
     )
     stale = L.stale_entries(ledger)
     if stale:

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 RESULTS_DIR = ROOT / "docs" / "assets" / "results"
 OUTPUTS_DIR = ROOT / "docs" / "assets" / "outputs"
 SNIPPETS_DIR = ROOT / "snippets"
+DOCS_DIR = ROOT / "docs"
 KERNEL_DIR = ROOT / "src" / "thousand" / "kernels"
 SCHEMA = 1
 
@@ -47,6 +48,21 @@ def snippet_sha256(path: Path) -> str:
     """The snippet, and the .cu file of the same name beside it if it has one."""
     cu = path.with_suffix(".cu")
     return sha256_of(path, *([cu] if cu.exists() else []))
+
+
+def notebooks() -> list[Path]:
+    """The notebook pages; the GPU run executes them and writes their outputs."""
+    return sorted(DOCS_DIR.glob("*/notebooks/*.ipynb"))
+
+
+def notebook_source_sha256(path: Path) -> str:
+    """The cells as written (kind and source), not what a run printed into them."""
+    h = hashlib.sha256()
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        source = cell["source"]
+        text = source if isinstance(source, str) else "".join(source)
+        h.update(cell["cell_type"].encode() + b"\0" + text.encode() + b"\0")
+    return h.hexdigest()
 
 
 def slug(device_name: str) -> str:
@@ -102,4 +118,14 @@ def stale_entries(ledger: dict) -> list[str]:
         out = ROOT / entry["output"]
         if not out.exists() or sha256_of(out) != entry["output_sha256"]:
             problems.append(f"{entry['output']}: missing or not what the GPU run wrote")
+    recorded = ledger.get("notebooks", {})
+    for path in notebooks():
+        key = path.relative_to(ROOT).as_posix()
+        entry = recorded.get(key)
+        if entry is None:
+            problems.append(f"{key}: never run on this GPU")
+        elif entry["sha256"] != notebook_source_sha256(path):
+            problems.append(f"{key}: cells changed since the GPU run")
+        elif entry["output_sha256"] != sha256_of(path):
+            problems.append(f"{key}: outputs are not what the GPU run wrote")
     return problems
