@@ -14,6 +14,7 @@ lacks fails the build.
 
 from __future__ import annotations
 
+import html
 import io
 import posixpath
 import re
@@ -30,23 +31,33 @@ TEXT = {
         "software": "软件",
         "run": "运行",
         "output": "记录的输出（{device}，{date}）：",
-        "cols": [
-            "版本",
-            "规模",
-            "时间 (ms)",
-            "速率",
-            "占复制核函数",
-            "比 NumPy 快",
-            "占 PyTorch",
-            "正确性检查",
-        ],
+        "cols": {
+            "version": "版本",
+            "teaches": "要点",
+            "size": "规模",
+            "block": "线程块",
+            "time": "时间 (ms)",
+            "rate": "速率",
+            "pct_copy": "占复制核函数",
+            "pct_peak": "占理论峰值",
+            "numpy": "比 NumPy 快",
+            "torch": "占 PyTorch",
+            "check": "正确性检查",
+        },
         "cases": "{n} 组通过",
+        "cases_failed": "未通过（共 {n} 组）",
         "target": "{what}：{kernel} 达到 {ratio:.1f}%"
         "（目标 ≥ {target:.0f}%）：{verdict}",
         # Targets are recorded by their English description; their Chinese names:
         "target_names": {
             "best vector add vs the copy kernel, float32, n = 2^28": (
                 "最好的向量加法与复制核函数的带宽之比（float32，n = 2<sup>28</sup>）"
+            ),
+            "padded shared-memory transpose vs the copy kernel, 8192 x 8192": (
+                "填充后的共享内存转置与复制核函数的带宽之比（8192 × 8192）"
+            ),
+            "best reduction vs the copy kernel, float32, n = 2^28": (
+                "最好的归约与复制核函数的带宽之比（float32，n = 2<sup>28</sup>）"
             ),
         },
         "met": "达成",
@@ -60,17 +71,21 @@ TEXT = {
         "software": "Software",
         "run": "Run",
         "output": "Recorded output ({device}, {date}):",
-        "cols": [
-            "version",
-            "size",
-            "time (ms)",
-            "rate",
-            "% of copy",
-            "× NumPy",
-            "% of PyTorch",
-            "checked",
-        ],
+        "cols": {
+            "version": "version",
+            "teaches": "what it teaches",
+            "size": "size",
+            "block": "block",
+            "time": "time (ms)",
+            "rate": "rate",
+            "pct_copy": "% of copy",
+            "pct_peak": "% of theoretical",
+            "numpy": "× NumPy",
+            "torch": "% of PyTorch",
+            "check": "checked",
+        },
         "cases": "{n} cases pass",
+        "cases_failed": "FAILED ({n} cases)",
         "target": "{what}: {kernel} reaches {ratio:.1f}% (target ≥ {target:.0f}%): "
         "{verdict}",
         "met": "met",
@@ -85,6 +100,123 @@ def _power_of_two(n: int) -> str:
     if n >= 2**16 and n & (n - 1) == 0:
         return f"2<sup>{n.bit_length() - 1}</sup>"
     return str(n)
+
+
+DASH = "–"  # a figure the ledger does not have: shown as missing, never made up
+
+
+def _pct(x: float) -> str:
+    """Whole percent, except below 1% where 0% would hide the figure."""
+    return f"{x:.0f}%" if x >= 1 else f"{x:.1g}%"
+
+
+def rate(k: dict) -> str:
+    """GB/s, GFLOP/s or both, whichever the entry records."""
+    parts = []
+    if k.get("gbps") is not None:
+        parts.append(f"{k['gbps']:,.0f} GB/s")
+    if k.get("gflops") is not None:
+        parts.append(f"{k['gflops']:,.0f} GFLOP/s")
+    return ", ".join(parts) or DASH
+
+
+def _escape(text: str) -> str:
+    """Plain text inside a Markdown table cell: `__device__` stays literal."""
+    text = html.escape(text, quote=False)
+    return re.sub(r"([\\`*_|\[\]])", r"\\\1", text)
+
+
+def _check(k: dict, t: dict) -> str:
+    check = k.get("check")
+    if not check or check.get("cases") is None:
+        return DASH
+    key = "cases" if check.get("passed") else "cases_failed"
+    return t[key].format(n=check["cases"])
+
+
+def _pct_of_peak(k: dict, device: dict) -> str:
+    peak = device.get("peak_bandwidth_gbps")
+    if k.get("gbps") is None or not peak:
+        return DASH
+    return f"{100 * k['gbps'] / peak:.1f}%"
+
+
+def _get(k: dict, key: str, fmt) -> str:
+    return DASH if k.get(key) is None else fmt(k[key])
+
+
+# One function per column: (ledger entry, device, language texts) -> cell.
+CELLS = {
+    "version": lambda k, d, t: f"`{k['family']}_v{k['version']}`",
+    "teaches": lambda k, d, t: _get(
+        k, "teaches", lambda s: _escape(t.get("teaches_names", {}).get(s, s))
+    ),
+    "version_teaches": lambda k, d, t: (
+        CELLS["version"](k, d, t)
+        + ("" if k.get("teaches") is None else "<br>" + CELLS["teaches"](k, d, t))
+    ),
+    "size": lambda k, d, t: _get(
+        k, "size", lambda s: " × ".join(map(_power_of_two, s))
+    ),
+    "block": lambda k, d, t: _get(k, "block", lambda b: _escape(str(b))),
+    "size_block": lambda k, d, t: (
+        CELLS["size"](k, d, t) + "<br>" + CELLS["block"](k, d, t)
+    ),
+    "time": lambda k, d, t: _get(k, "median_ms", lambda x: f"{x:.3f}"),
+    "rate": lambda k, d, t: rate(k),
+    "pct_copy": lambda k, d, t: _get(k, "pct_of_copy", lambda x: f"{x:.1f}%"),
+    "pct_peak": lambda k, d, t: _pct_of_peak(k, d),
+    "numpy": lambda k, d, t: _get(k, "speedup_vs_numpy", lambda x: f"{x:,.1f}×"),
+    "torch": lambda k, d, t: _get(k, "pct_of_torch", _pct),
+    "check": lambda k, d, t: _check(k, t),
+}
+# Figures, right-aligned so that digits line up down a column.
+NUMERIC = {"time", "rate", "pct_copy", "pct_peak", "numpy", "torch"}
+# What a post's results:table shows; the benchmarks page shows every column.
+POST_COLUMNS = [
+    "version",
+    "size",
+    "time",
+    "rate",
+    "pct_copy",
+    "numpy",
+    "torch",
+    "check",
+]
+
+
+def kernel_table(
+    rows: list[dict], columns: list[str], t: dict, device: dict | None = None
+) -> str:
+    """A Markdown table, one row per ledger entry, the columns named from CELLS."""
+    device = device or {}
+    out = [
+        "| " + " | ".join(t["cols"][c] for c in columns) + " |",
+        "|" + "".join("---:|" if c in NUMERIC else "---|" for c in columns),
+    ]
+    for k in rows:
+        cells = [CELLS[c](k, device, t) for c in columns]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def target_lines(targets: list[dict], t: dict) -> str:
+    """The benchmark targets as a list: met or not, by how much."""
+    lines = []
+    for x in targets:
+        verdict = t["met"] if x["met"] else t["missed"]
+        mark = "✅" if x["met"] else "❌"
+        lines.append(
+            f"- {mark} "
+            + t["target"].format(
+                what=t.get("target_names", {}).get(x["what"], x["what"]),
+                kernel=f"`{x['kernel']}`",
+                ratio=100 * x["ratio"],
+                target=100 * x["target"],
+                verdict=verdict,
+            )
+        )
+    return "\n".join(lines) + "\n"
 
 
 class DirectiveError(ValueError):
@@ -144,50 +276,10 @@ class Results:
         if missing:
             raise DirectiveError(f"{page_uri}: nothing recorded for {sorted(missing)}")
         rows.sort(key=lambda k: (families.index(k["family"]), k["version"]))
-        cols = self.t["cols"]
-        out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        for k in rows:
-            rate = (
-                f"{k['gbps']:,.0f} GB/s"
-                if "gbps" in k
-                else f"{k['gflops']:,.0f} GFLOP/s"
-            )
-            out.append(
-                "| "
-                + " | ".join(
-                    [
-                        f"`{k['family']}_v{k['version']}`",
-                        " × ".join(map(_power_of_two, k["size"])),
-                        f"{k['median_ms']:.3f}",
-                        rate,
-                        f"{k['pct_of_copy']:.1f}%" if "pct_of_copy" in k else "–",
-                        f"{k['speedup_vs_numpy']:,.1f}×"
-                        if k.get("speedup_vs_numpy")
-                        else "–",
-                        f"{k['pct_of_torch']:.0f}%" if k.get("pct_of_torch") else "–",
-                        self.t["cases"].format(n=k["check"]["cases"]),
-                    ]
-                )
-                + " |"
-            )
-        return "\n".join(out) + "\n"
+        return kernel_table(rows, POST_COLUMNS, self.t)
 
     def _targets(self, args, page_uri):
-        lines = []
-        for x in self.ledger["targets"]:
-            verdict = self.t["met"] if x["met"] else self.t["missed"]
-            mark = "✅" if x["met"] else "❌"
-            lines.append(
-                f"- {mark} "
-                + self.t["target"].format(
-                    what=self.t.get("target_names", {}).get(x["what"], x["what"]),
-                    kernel=f"`{x['kernel']}`",
-                    ratio=100 * x["ratio"],
-                    target=100 * x["target"],
-                    verdict=verdict,
-                )
-            )
-        return "\n".join(lines) + "\n"
+        return target_lines(self.ledger["targets"], self.t)
 
     def _plot(self, args, page_uri):
         (name,) = args
