@@ -87,3 +87,89 @@ def test_english_search_finds_the_post(site):
     index = json.loads((site / "en/search/search_index.json").read_text())
     hits = {d["location"] for d in index["docs"] if "grid-stride" in d["text"].lower()}
     assert any(loc.startswith("blog/why-gpu/") for loc in hits)
+
+
+# -- the anatomy every post shares (shared/ARTICLE.md) --------------------------
+
+OPENING = {"zh": "## 你将学到", "en": "## You will learn"}
+RUN_IT = {"zh": "## 自己跑一遍", "en": "## Run it yourself"}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_post_opens_with_you_will_learn_and_has_run_it_yourself(lang):
+    posts = sorted((DOCS[lang] / "blog" / "posts").glob("*.md"))
+    assert posts
+    for post in posts:
+        headings = re.findall(r"^## .+$", post.read_text(), re.M)
+        where = f"{lang}/{post.name}"
+        assert headings[0] == OPENING[lang], f"{where} opens with {headings[0]}"
+        assert RUN_IT[lang] in headings, f"{where} has no {RUN_IT[lang]}"
+
+
+# -- learning paths ------------------------------------------------------------
+
+
+def test_every_post_is_a_point_of_a_track():
+    from thousand.site import tracks
+
+    for lang, docs in DOCS.items():
+        for post in (docs / "blog" / "posts").glob("*.md"):
+            point = tracks.front_matter(post).get("point")
+            assert point in tracks.point_ids(), f"{lang}/{post.name}: point {point!r}"
+        assert tracks.written(docs)  # raises on an unknown or doubled point
+
+
+def test_track_pages_link_written_points_and_mark_the_rest(site):
+    from thousand.site import tracks
+
+    for lang, root in (("zh", site), ("en", site / "en")):
+        written = tracks.written(DOCS[lang])
+        for track, page in (("A", "neural-networks"), ("B", "cuda")):
+            html = (root / "tracks" / page / "index.html").read_text()
+            items = re.findall(r"<li>(.*?)</li>", html, re.S)
+            points = tracks.tracks()[track]["points"]
+            assert len(items) == len(points)
+            for p, item in zip(points, items, strict=True):
+                assert p["id"] in item
+                if p["id"] in written:
+                    assert "<a href=" in item and "tp-unwritten" not in item
+                else:
+                    assert "<a " not in item and "tp-unwritten" in item
+
+
+def test_a_track_naming_an_unknown_point_fails(tmp_path):
+    from thousand.site import tracks
+
+    posts = tmp_path / "blog" / "posts"
+    posts.mkdir(parents=True)
+    (posts / "x.md").write_text("---\nslug: x\npoint: B99\n---\n# x\n")
+    with pytest.raises(tracks.TrackError, match="B99"):
+        tracks.written(tmp_path)
+
+
+# -- blog: feeds, tags, archive, reading time ------------------------------------
+
+
+def test_each_language_has_an_rss_feed_of_its_posts(site):
+    for lang, root in (("zh", site), ("en", site / "en")):
+        feed = (root / "feed_rss_created.xml").read_text()
+        for post in (DOCS[lang] / "blog" / "posts").glob("*.md"):
+            assert f"/blog/{post.stem}/</link>" in feed, f"{lang}: {post.stem}"
+        assert "<language>" + lang in feed
+
+
+def test_tag_index_archive_and_categories_exist(site):
+    for root in (site, site / "en"):
+        tags = (root / "blog" / "tags" / "index.html").read_text()
+        assert "CUDA" in tags
+        assert list((root / "blog" / "archive").glob("*/index.html"))
+        assert list((root / "blog" / "category").glob("*/index.html"))
+
+
+def test_chinese_reading_time_counts_characters():
+    from thousand.site.readtime import minutes
+
+    assert minutes("<p>" + "字" * 255 * 10 + "</p>") == 10
+    assert minutes("<p>" + "word " * 228 * 3 + "</p>") == 3
+    # code is not read at prose speed
+    assert minutes("<p>x</p><pre>" + "token " * 10_000 + "</pre>") == 1
