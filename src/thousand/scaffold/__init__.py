@@ -1,0 +1,419 @@
+"""Scaffold a new knowledge point: `python -m thousand.scaffold B2 --slug ...`.
+
+It writes, from the templates beside this file, everything a point needs so that a
+contributor starts from the project's conventions:
+
+    docs/zh/blog/posts/<slug>.md, docs/en/blog/posts/<slug>.md   the two posts
+    src/thousand/kernels/<family>.cu + <family>.py               a working family
+    snippets/<point>_<family>.py                                 the "run it" program
+    tests/cpu/test_<family>.py                                   its reference tests
+
+The kernels start as out = a * x + y (two versions), correct and checked, so their
+tests pass on the CPU backend and both languages build from the first minute. Every
+place a person must write is marked `TODO(scaffold)`; `python -m thousand.scaffold.todo`
+lists those left. Nothing is ever overwritten: if any target exists, nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import datetime as dt
+import keyword
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+TODO = "TODO(scaffold)"
+WIDTH = 88  # code lines fit a page (pyproject.toml: ruff; .clang-format)
+
+TRACKS = {  # the categories each build allows (mkdocs.yml, mkdocs.en.yml)
+    "A": {"zh": "神经网络", "en": "Neural networks", "tags": "PyCUDA"},
+    "B": {"zh": "GPU 编程", "en": "GPU programming", "tags": "CUDA, PyCUDA"},
+}
+POINT = re.compile(r"[AB][1-9][0-9]{0,2}")
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+FAMILY = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+MAX_SLUG, MAX_FAMILY = 60, 24
+# Paths the blog plugin generates under blog/, and the tag index blog/tags.md.
+BLOG_PATHS = {"archive", "category", "page", "author", "tags"}
+# Names a family module or its snippet already binds, and modules of the kernel
+# package that are not families.
+TAKEN = {
+    "A", "FAMILY", "OP", "Family", "Real", "Staging", "Version", "annotations",
+    "cdiv", "check_array", "check_block", "check_shape", "family", "grid_stride_blocks",
+    "launch", "make_inputs", "np", "numpy", "pick", "rel_error",
+}  # fmt: skip
+
+
+class ScaffoldError(ValueError):
+    """A reason not to scaffold, worded for the person at the terminal."""
+
+
+@dataclass(frozen=True)
+class Point:
+    point: str  # "B2"
+    slug: str  # "how-a-gpu-works"
+    family: str  # "axpy"
+    title_zh: str
+    title_en: str
+    date: str  # ISO date, today
+
+    @property
+    def track(self) -> str:
+        return self.point[0]
+
+    @property
+    def snippet_stem(self) -> str:
+        return f"{self.point.lower()}_{self.family}"
+
+    def targets(self) -> dict[str, str]:
+        """Repository path -> template name, in the order they are reported."""
+        return {
+            f"docs/zh/blog/posts/{self.slug}.md": "post.zh.md.tmpl",
+            f"docs/en/blog/posts/{self.slug}.md": "post.en.md.tmpl",
+            f"src/thousand/kernels/{self.family}.cu": "kernel.cu.tmpl",
+            f"src/thousand/kernels/{self.family}.py": "kernel.py.tmpl",
+            f"snippets/{self.snippet_stem}.py": "snippet.py.tmpl",
+            f"tests/cpu/test_{self.family}.py": "test.py.tmpl",
+        }
+
+
+# -- checks ---------------------------------------------------------------------------
+
+
+def check_point(value: str) -> str:
+    point = value.strip().upper()
+    if not POINT.fullmatch(point):
+        raise ScaffoldError(
+            f"point id {value!r}: expected the track letter and the point's number, "
+            "like A3 or B12 (A: neural networks, B: GPU programming)"
+        )
+    return point
+
+
+def check_slug(value: str) -> str:
+    if not SLUG.fullmatch(value) or len(value) > MAX_SLUG:
+        raise ScaffoldError(
+            f"slug {value!r}: expected lowercase ASCII words joined by single hyphens, "
+            f"at most {MAX_SLUG} characters, like how-a-gpu-works (both languages "
+            "share it: it is the file name and the page's path)"
+        )
+    if value in BLOG_PATHS:
+        raise ScaffoldError(
+            f"slug {value!r}: the blog already uses blog/{value}/ for its own pages; "
+            "choose another"
+        )
+    return value
+
+
+def check_family(value: str) -> str:
+    if not FAMILY.fullmatch(value) or len(value) > MAX_FAMILY:
+        raise ScaffoldError(
+            f"family {value!r}: expected a lowercase snake_case name, at most "
+            f"{MAX_FAMILY} characters, like axpy or layer_norm (it names the .cu and "
+            ".py files, the kernels <family>_v1, ... and the launcher <family>())"
+        )
+    if re.search(r"_(v[0-9]+|ref)$", value):
+        raise ScaffoldError(
+            f"family {value!r}: a name ending in _v<N> or _ref would read as one of "
+            "another family's kernels or references"
+        )
+    if keyword.iskeyword(value) or keyword.issoftkeyword(value):
+        raise ScaffoldError(f"family {value!r}: a Python keyword cannot name a module")
+    if value in dir(builtins) or value in TAKEN:
+        raise ScaffoldError(
+            f"family {value!r}: its module would define {value}(), shadowing the "
+            f"name {value!r} that Python or the module itself uses; choose another"
+        )
+    return value
+
+
+def check_title(value: str, lang: str) -> str:
+    title = value.strip()
+    if not title or "\n" in title:
+        raise ScaffoldError(f"--title-{lang}: give the post's title, on one line")
+    return title
+
+
+def check_root(root: Path) -> Path:
+    needed = [
+        "mkdocs.yml",
+        "docs/tracks.yml",
+        "src/thousand/kernels",
+        "docs/zh/blog/posts",
+        "docs/en/blog/posts",
+        "snippets",
+        "tests/cpu",
+    ]
+    missing = [p for p in needed if not (root / p).exists()]
+    if missing:
+        raise ScaffoldError(
+            f"{root} does not look like the repository's root (no {', '.join(missing)})"
+            ": run this from the root, or pass --root"
+        )
+    return root
+
+
+def _yaml():
+    try:
+        import yaml
+    except ImportError as e:  # PyYAML comes with MkDocs, in the docs extra
+        raise ScaffoldError('PyYAML is missing: pip install -e ".[docs]"') from e
+    return yaml
+
+
+def _front_matter(path: Path) -> dict:
+    m = re.match(r"---\n(.*?)\n---\n", path.read_text(encoding="utf-8"), re.S)
+    meta = _yaml().safe_load(m.group(1)) if m else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def track_titles(point: str, root: Path) -> dict[str, str]:
+    """The point's titles in docs/tracks.yml, the learning paths in reading order."""
+    plan = _yaml().safe_load((root / "docs" / "tracks.yml").read_text("utf-8"))
+    points = {p["id"]: p for t in plan.values() for p in t["points"]}
+    if point not in points:
+        ids = sorted(points, key=lambda i: (i[0], int(i[1:])))
+        raise ScaffoldError(
+            f"point {point} is not in docs/tracks.yml, the learning paths "
+            f"({ids[0]}, ..., {ids[-1]}); add it there first, in reading order"
+        )
+    return {"zh": points[point]["zh"], "en": points[point]["en"]}
+
+
+def check_free(point: Point, root: Path) -> None:
+    """Refuse, naming everything in the way, if any target or the point exists."""
+    problems = [f"{rel} exists" for rel in point.targets() if (root / rel).exists()]
+    for lang in ("zh", "en"):  # a page of the blog itself at blog/<slug>/
+        for page in (f"{point.slug}.md", point.slug):
+            if (root / "docs" / lang / "blog" / page).exists():
+                problems.append(f"docs/{lang}/blog/{page} would share the post's path")
+    for lang in ("zh", "en"):
+        for post in sorted((root / "docs" / lang / "blog" / "posts").glob("*.md")):
+            meta, rel = _front_matter(post), post.relative_to(root).as_posix()
+            if str(meta.get("point", "")).upper() == point.point:
+                problems.append(f"{rel} is already point {point.point}")
+            if meta.get("slug") == point.slug and post.stem != point.slug:
+                problems.append(f"{rel} already has slug {point.slug}")
+    if problems:
+        raise ScaffoldError(
+            "nothing written, because:\n  "
+            + "\n  ".join(problems)
+            + "\n(the scaffold never overwrites; choose another slug, family or point,"
+            " or move those files away first)"
+        )
+
+
+# -- rendering ------------------------------------------------------------------------
+
+
+def c_signature(kernel: str, params: list[str]) -> str:
+    """`extern "C" __global__ void kernel(params) {` laid out as clang-format does it
+    with the project's .clang-format: parameters packed, aligned after the paren."""
+    head = f'extern "C" __global__ void {kernel}('
+    one = head + ", ".join(params) + ") {"
+    if len(one) <= WIDTH:
+        return one
+    lines, line = [], head
+    for i, p in enumerate(params):
+        piece = p + (") {" if i == len(params) - 1 else ",")
+        fresh = line in (head, " " * len(head))
+        if not fresh and len(line) + 1 + len(piece) > WIDTH:
+            lines.append(line)
+            line = " " * len(head)
+            fresh = True
+        line += piece if fresh else " " + piece
+    return "\n".join([*lines, line])
+
+
+def py_import(module: str, names: list[str]) -> str:
+    """`from module import a, b` on one line if it fits, else one name a line (ruff)."""
+    one = f"from {module} import {', '.join(names)}"
+    if len(one) <= WIDTH:
+        return one
+    return f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
+
+
+def values(point: Point, lang: str | None = None) -> dict[str, str]:
+    f = point.family
+    params = ["float a", "const float* x", "const float* y", "float* out", "int n"]
+    out = {
+        "point": point.point,
+        "slug": point.slug,
+        "family": f,
+        "section": f.replace("_", "-"),
+        "date": point.date,
+        "snippet_stem": point.snippet_stem,
+        "signature_v1": c_signature(f"{f}_v1", params),
+        "signature_v2": c_signature(f"{f}_v2", params),
+        "snippet_import": py_import(f"thousand.kernels.{f}", ["FAMILY", f, f"{f}_ref"]),
+        "test_import": py_import(f"thousand.kernels.{f}", ["A", f, f"{f}_ref"]),
+    }
+    if lang:
+        out["title"] = point.title_zh if lang == "zh" else point.title_en
+        out["category"] = TRACKS[point.track][lang]
+        out["tags"] = TRACKS[point.track]["tags"]
+    return out
+
+
+def render(template: str, point: Point) -> str:
+    lang = re.search(r"\.(zh|en)\.", template)
+    text = (TEMPLATES / template).read_text(encoding="utf-8")
+    for key, value in values(point, lang and lang.group(1)).items():
+        text = text.replace("{{" + key + "}}", value)
+    left = re.findall(r"\{\{\w+\}\}", text)
+    if left:  # a template names a value nobody fills: a bug here, not the user's
+        raise RuntimeError(f"{template}: unfilled {sorted(set(left))}")
+    return text
+
+
+# -- writing --------------------------------------------------------------------------
+
+
+def scaffold(point: Point, root: Path, dry_run: bool = False) -> list[str]:
+    """Write every file of `point` under `root`; return their repository paths.
+
+    All or nothing: checked first, then each file created exclusively; if one cannot
+    be, the ones written by this call are removed again.
+    """
+    check_root(root)
+    check_free(point, root)
+    files = {rel: render(t, point) for rel, t in point.targets().items()}
+    if dry_run:
+        return list(files)
+    written: list[Path] = []
+    try:
+        for rel, text in files.items():
+            path = root / rel
+            with path.open("x", encoding="utf-8", newline="\n") as fh:
+                written.append(path)
+                fh.write(text)
+    except OSError as e:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise ScaffoldError(f"nothing written: {e}") from e
+    return list(files)
+
+
+def todo_markers(root: Path) -> list[str]:
+    """`path:line: text` of every TODO(scaffold) left in posts, kernels, snippets and
+    tests (`python -m thousand.scaffold.todo` prints them)."""
+    places = [
+        *(root / "docs").glob("*/blog/posts/*.md"),
+        *(root / "src" / "thousand" / "kernels").glob("*.*"),
+        *(root / "snippets").glob("*.*"),
+        *(root / "tests").rglob("*.py"),
+    ]
+    found = []
+    for path in sorted(places):
+        if path.name == "test_scaffold.py" or not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        for i, line in enumerate(lines, 1):
+            if TODO in line:
+                rel = path.relative_to(root).as_posix()
+                found.append(f"{rel}:{i}: {line.strip()}")
+    return found
+
+
+# -- the command ----------------------------------------------------------------------
+
+
+def next_steps(point: Point) -> str:
+    f, stem = point.family, point.snippet_stem
+    return f"""\
+Next steps (docs/zh/contributing.md, docs/en/contributing.md say more):
+  1. Make the kernels yours: src/thousand/kernels/{f}.cu and {f}.py start as
+     out = a * x + y in two versions. Keep the header lines, the section markers,
+     the launchers' input checks and FAMILY; change snippets/{stem}.py and
+     tests/cpu/test_{f}.py to match. Check them on the CPU backend:
+         pytest -q -k {f}
+         python -m thousand.kernels.{f}
+  2. Add the baselines the GPU run times {f} against, in
+     src/thousand/bench/baselines.py: NUMPY["{f}"], and "{f}" in torch_ops().
+  3. Write both posts, each in its own language, and preview them:
+         python -m thousand.site serve
+     What is left to write:  python -m thousand.scaffold.todo
+  4. When the kernels and the snippet are final, the GPU run:
+         python -m thousand.bench
+     on the GPU model of the recorded run (mkdocs.yml, extra.results), or ask a
+     maintainer in the pull request. Commit what it writes under docs/assets/ as it
+     is. Until then pytest reports {f}_v1, {f}_v2 and snippets/{stem}.py as never
+     run on the GPU (test_ledger, test_emulated_snippets): that is expected.
+  5. Then replace the placeholders in both posts with the directives
+         <!-- results:output {stem} -->     under the snippet
+         <!-- results:device -->
+         <!-- results:table {f} -->          under the Measured heading
+     and check: pytest, then python -m thousand.site build
+  6. Open the pull request: its template is the checklist."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m thousand.scaffold",
+        description="Scaffold a new knowledge point: both posts, a kernel family, "
+        "a snippet and its tests, all following the project's conventions.",
+        epilog="example: python -m thousand.scaffold B2 --slug how-a-gpu-works "
+        "--family axpy",
+    )
+    p.add_argument("point", help="the point's id in docs/tracks.yml: A1, ..., B1, ...")
+    p.add_argument("--slug", required=True, help="ASCII path of both posts")
+    p.add_argument("--family", required=True, help="kernel family (snake_case)")
+    p.add_argument("--title-zh", help="the Chinese title (default: docs/tracks.yml)")
+    p.add_argument("--title-en", help="the English title (default: docs/tracks.yml)")
+    p.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
+    p.add_argument("--dry-run", action="store_true", help="say what would be written")
+    return p
+
+
+def _point(args) -> Point:
+    """The checked arguments; every problem is reported at once."""
+    found, errors = {}, []
+
+    def attempt(key, check, value):
+        try:
+            found[key] = check(value)
+        except ScaffoldError as e:
+            errors.append(str(e))
+
+    attempt("point", check_point, args.point)
+    attempt("slug", check_slug, args.slug)
+    attempt("family", check_family, args.family)
+    for lang in ("zh", "en"):
+        given = getattr(args, f"title_{lang}")
+        if given is not None:
+            attempt(f"title_{lang}", lambda v, lang=lang: check_title(v, lang), given)
+    attempt("root", check_root, args.root)
+    if "point" in found and "root" in found:
+        attempt("titles", lambda p: track_titles(p, found["root"]), found["point"])
+    if errors:
+        raise ScaffoldError("nothing written, because:\n  " + "\n  ".join(errors))
+    return Point(
+        point=found["point"],
+        slug=found["slug"],
+        family=found["family"],
+        title_zh=found.get("title_zh", found["titles"]["zh"]),
+        title_en=found.get("title_en", found["titles"]["en"]),
+        date=dt.date.today().isoformat(),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    args.root = args.root.resolve()
+    try:
+        point = _point(args)
+        written = scaffold(point, args.root, dry_run=args.dry_run)
+    except ScaffoldError as e:
+        print(f"python -m thousand.scaffold: {e}", file=sys.stderr)
+        return 1
+    verb = "would write" if args.dry_run else "wrote"
+    print(f"{point.point} · {point.title_en} · {point.title_zh}: {verb}")
+    for rel in written:
+        print(f"  {rel}")
+    if not args.dry_run:
+        print("\n" + next_steps(point))
+    return 0
