@@ -173,3 +173,14 @@ def test_chinese_reading_time_counts_characters():
     assert minutes("<p>" + "word " * 228 * 3 + "</p>") == 3
     # code is not read at prose speed
     assert minutes("<p>x</p><pre>" + "token " * 10_000 + "</pre>") == 1
+
+
+def test_tracks_file_numbers_points_in_order_with_both_titles():
+    from thousand.site import tracks
+
+    for track, t in tracks.tracks().items():
+        ids = [p["id"] for p in t["points"]]
+        assert ids == [f"{track}{i}" for i in range(1, len(ids) + 1)]
+        for p in t["points"]:
+            assert isinstance(p["zh"], str) and p["zh"].strip(), p
+            assert isinstance(p["en"], str) and p["en"].strip(), p
