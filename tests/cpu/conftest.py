@@ -15,3 +15,13 @@ def cpu_backend_checked():
     with cpu.checked_mode():
         yield
     use_backend(before)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """Both languages built once (strict: any warning fails the build)."""
+    from thousand.site.__main__ import build
+
+    out = tmp_path_factory.mktemp("site")
+    build(out)
+    return out

@@ -9,16 +9,13 @@ from pathlib import Path
 import pytest
 
 from thousand.bench.ledger import ROOT
-from thousand.site.__main__ import build
 
 DOCS = {"zh": ROOT / "docs" / "zh", "en": ROOT / "docs" / "en"}
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    build(out)  # raises if either build fails or warns (strict)
-    return out
+def site(built_site) -> Path:
+    return built_site  # conftest: raises if either build fails or warns (strict)
 
 
 def _pages(root: Path) -> set[str]:

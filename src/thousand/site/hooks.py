@@ -2,6 +2,7 @@
 access pictures from the CPU backend's traces and the learning paths' lists, add the
 SVGs they draw to the site as generated files, and count reading time in Chinese."""
 
+import re
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -70,3 +71,32 @@ def on_files(files, config):
         if data is not None:
             files.append(File.generated(config, src, content=data))
     return files
+
+
+_EMPTY_HEADING_ID = re.compile(r'(<h[1-6]\b[^>]*\bid=")(")')
+
+
+def on_post_page(output, page, config):
+    # mkdocs-jupyter gives a notebook's Chinese headings an empty id (nbconvert's slug
+    # drops non-ASCII) while its table of contents links to "_1", "_2", ... (Markdown's
+    # slug): both come from the same headings in the same order, so give each empty
+    # id the anchor the table of contents expects.
+    if not page.file.src_uri.endswith(".ipynb"):
+        return output
+    anchors = [item.id for item in _flatten(page.toc)]
+    empty = len(_EMPTY_HEADING_ID.findall(output))
+    if empty == 0:
+        return output
+    if empty != len(anchors):
+        raise PluginError(
+            f"{page.file.src_uri}: {empty} headings without an id, but the table of "
+            f"contents has {len(anchors)} entries"
+        )
+    ids = iter(anchors)
+    return _EMPTY_HEADING_ID.sub(lambda m: m.group(1) + next(ids) + m.group(2), output)
+
+
+def _flatten(toc):
+    for item in toc:
+        yield item
+        yield from _flatten(item.children)
