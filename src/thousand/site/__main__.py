@@ -2,6 +2,7 @@
 
     python -m thousand.site build           # site/ (Chinese) and site/en/ (English)
     python -m thousand.site serve [--port N] # build, then serve site/ on localhost
+    python -m thousand.site measure [--page P] # build time; a post's first-load bytes
 
 One MkDocs build per language (Material's recommended set-up); `mkdocs serve` would
 show only one of them, so `serve` builds both and serves the result as it is.
@@ -47,10 +48,19 @@ def serve(port: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m thousand.site")
-    parser.add_argument("command", choices=["build", "serve"])
+    parser.add_argument("command", choices=["build", "serve", "measure"])
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--site-dir", type=Path, default=None)
+    parser.add_argument("--page", default="blog/why-gpu/", help="for measure")
     args = parser.parse_args()
+    if args.command == "measure":
+        from thousand.site import browser, measure
+
+        try:
+            measure.main(args.page)
+        except browser.NoBrowser as e:
+            sys.exit(f"measure needs a browser: {e}")
+        return
     build(args.site_dir)
     if args.command == "serve":
         serve(args.port)
