@@ -14,3 +14,23 @@ def require_tool(name: str) -> str:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{name} is not installed, and CI=true does not allow skipping it")
     pytest.skip(f"{name} is not installed")
+
+
+def execute_notebook(path, timeout: int):
+    """Run a notebook top to bottom in a fresh kernel, which inherits this process's
+    environment (THOUSAND_BACKEND included); any cell's error raises here."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from thousand.bench.ledger import ROOT
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=False,
+        record_timing=False,  # no timestamps: the file changes only when outputs do
+        resources={"metadata": {"path": str(ROOT)}},
+    ).execute()
+    return nb

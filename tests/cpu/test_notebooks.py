@@ -8,6 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.helpers import execute_notebook
 from thousand.bench.ledger import ROOT, notebooks
 
 NOTEBOOKS = notebooks()
@@ -59,17 +60,8 @@ def test_outputs_are_a_clean_run(path: Path):
     "path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix()
 )
 def test_runs_on_the_cpu_backend(path: Path, monkeypatch):
-    from nbclient import NotebookClient
-
     monkeypatch.setenv("THOUSAND_BACKEND", "cpu")  # the kernel inherits it
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(
-        nb,
-        timeout=300,
-        kernel_name="python3",
-        allow_errors=False,
-        resources={"metadata": {"path": str(ROOT)}},
-    ).execute()
+    nb = execute_notebook(path, timeout=300)
     text = "".join(
         o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
     )

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
+from tests.helpers import execute_notebook
 from thousand.bench.ledger import ROOT, notebooks
 
 pytestmark = pytest.mark.gpu
@@ -22,17 +22,8 @@ pytestmark = pytest.mark.gpu
 def test_notebook_runs(path: Path, record_property):
     key = path.relative_to(ROOT).as_posix()
     record_property("notebook", key)
-    nb = nbformat.read(path, as_version=4)
-    # The kernel inherits THOUSAND_BACKEND=gpu from the GPU run; an error in any
-    # cell raises here (allow_errors=False), so no page shows a traceback.
-    NotebookClient(
-        nb,
-        timeout=600,
-        kernel_name="python3",
-        allow_errors=False,
-        record_timing=False,  # no timestamps: the file changes only when outputs do
-        resources={"metadata": {"path": str(ROOT)}},
-    ).execute()
+    # The GPU run sets THOUSAND_BACKEND=gpu; no page may show a traceback.
+    nb = execute_notebook(path, timeout=600)
     record_dir = os.environ.get("THOUSAND_RECORD_DIR")
     if record_dir:
         target = Path(record_dir) / "notebooks" / key
