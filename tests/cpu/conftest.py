@@ -18,10 +18,18 @@ def cpu_backend_checked():
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
+def site_url() -> str:
+    """Where the browser tests serve the site; the build must know it (sitemaps)."""
+    from thousand.site.browser import free_port
+
+    return f"http://127.0.0.1:{free_port()}/"
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, site_url):
     """Both languages built once (strict: any warning fails the build)."""
     from thousand.site.__main__ import build
 
     out = tmp_path_factory.mktemp("site")
-    build(out)
+    build(out, site_url=site_url)
     return out

@@ -23,8 +23,10 @@ POST = "blog/why-gpu/"
 
 
 @pytest.fixture(scope="module")
-def base_url(built_site):
-    with B.serve(built_site) as url:
+def base_url(built_site, site_url):
+    port = int(site_url.rstrip("/").rsplit(":", 1)[1])
+    with B.serve(built_site, port) as url:
+        assert url == site_url
         yield url
 
 
@@ -115,7 +117,9 @@ def test_every_page_loads_cleanly_and_links_resolve(built_site, base_url, page):
 @pytest.mark.parametrize("path", ["", "blog/", POST, "tracks/cuda/"])
 def test_language_switch_lands_on_the_same_page(base_url, page, path):
     for here, there in (("zh", "en"), ("en", "zh")):
-        page.goto(base_url + LANGS[here] + path)
+        # networkidle: Material has fetched both sitemaps and handles the click
+        # itself, keeping the path only if the other language's sitemap has it.
+        page.goto(base_url + LANGS[here] + path, wait_until="networkidle")
         page.hover(".md-header__option .md-select")
         page.click(f'.md-select__link[hreflang="{there}"]')
         page.wait_for_load_state()

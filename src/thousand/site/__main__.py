@@ -23,14 +23,22 @@ ROOT = Path(__file__).resolve().parents[3]
 CONFIGS = ["mkdocs.yml", "mkdocs.en.yml"]
 
 
-def build(site_dir: Path | None = None) -> None:
+def build(site_dir: Path | None = None, site_url: str | None = None) -> None:
+    """Both languages. `site_url` (else $SITE_URL, else the default local server) is
+    where the site will be served: the feeds' links and the sitemaps use it, and
+    Material's language switch checks the sitemap before it keeps the reader on the
+    same page."""
+    urls = {}
+    if site_url:
+        base = site_url.rstrip("/") + "/"
+        urls = {"SITE_URL": base, "SITE_URL_EN": base + "en/"}
     for config in CONFIGS:
         cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config]
         if site_dir is not None:
             sub = site_dir if config == "mkdocs.yml" else site_dir / "en"
             cmd += ["--site-dir", str(sub)]
         print("$", " ".join(cmd), flush=True)
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # the banner is not news
+        env = {**os.environ, **urls, "NO_MKDOCS_2_WARNING": "1"}  # banner: not news
         subprocess.run(cmd, cwd=ROOT, check=True, env=env)
 
 
@@ -61,7 +69,8 @@ def main() -> None:
         except browser.NoBrowser as e:
             sys.exit(f"measure needs a browser: {e}")
         return
-    build(args.site_dir)
+    local = f"http://127.0.0.1:{args.port}/" if args.command == "serve" else None
+    build(args.site_dir, site_url=local)
     if args.command == "serve":
         serve(args.port)
 

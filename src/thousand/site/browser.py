@@ -12,6 +12,7 @@ import functools
 import http.server
 import os
 import shutil
+import socket
 import threading
 from pathlib import Path
 
@@ -49,16 +50,23 @@ def chromium_path() -> str:
     )
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @contextlib.contextmanager
-def serve(root: Path):
-    """Serve `root` on a free localhost port for the duration; yields the base URL."""
+def serve(root: Path, port: int = 0):
+    """Serve `root` on localhost (a free port unless given) for the duration; yields
+    the base URL."""
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):  # a test run need not list every request
             pass
 
     handler = functools.partial(Quiet, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

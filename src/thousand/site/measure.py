@@ -25,11 +25,11 @@ from pathlib import Path
 from thousand.site import browser as B
 
 
-def timed_build(site_dir: Path) -> float:
+def timed_build(site_dir: Path, site_url: str) -> float:
     from thousand.site.__main__ import build
 
     start = time.perf_counter()
-    build(site_dir)
+    build(site_dir, site_url=site_url)
     return time.perf_counter() - start
 
 
@@ -74,10 +74,12 @@ def gzipped(url: str) -> int:
 def main(page_path: str) -> None:
     page_path = page_path.lstrip("/")
     with tempfile.TemporaryDirectory() as tmp:
-        cold = timed_build(Path(tmp) / "cold")
+        port = B.free_port()
+        url = f"http://127.0.0.1:{port}/"
+        cold = timed_build(Path(tmp) / "cold", url)
         warm_dir = Path(tmp) / "warm"
-        warm = timed_build(warm_dir)
-        with B.serve(warm_dir) as base_url:
+        warm = timed_build(warm_dir, url)
+        with B.serve(warm_dir, port) as base_url:
             loaded = first_load(base_url, page_path)
             for r in loaded:
                 r["gzip"] = gzipped(r["url"]) if r["url"].startswith(base_url) else 0
