@@ -136,11 +136,22 @@ def test_language_switch_lands_on_the_same_page(base_url, page, path):
     ],
 )
 def test_search_finds_the_post(base_url, page, lang, query, post):
-    page.goto(base_url + LANGS[lang])
+    # networkidle: the search worker has loaded the index before the first keystroke
+    page.goto(base_url + LANGS[lang], wait_until="networkidle")
     page.click(".md-search__input")
-    page.keyboard.type(query)
+    from playwright.sync_api import expect  # present: the page fixture needed it
+
+    # The box takes keystrokes only once the worker is ready, which it says.
+    ready = {"zh": "键入以开始搜索", "en": "Type to start searching"}[lang]
+    expect(page.locator(".md-search-result__meta")).to_have_text(ready)
+    page.keyboard.type(query)  # Chinese arrives as text input, with no key events;
+    page.keyboard.press("End")  # an IME ends with a key release, which Material reads
     results = page.locator(".md-search-result__item a")
-    results.first.wait_for(timeout=15_000)
+    try:
+        results.first.wait_for(timeout=15_000)
+    except Exception:
+        meta = page.locator(".md-search-result__meta").inner_text()
+        pytest.fail(f"no result for {query!r}; the search says: {meta!r}")
     hrefs = [a.get_attribute("href") for a in results.all()]
     assert any(post in (h or "") for h in hrefs), hrefs
 
