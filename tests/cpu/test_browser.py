@@ -2,7 +2,10 @@
 loads without console errors or failed requests, internal links and their #anchors
 resolve, the language switch lands on the same page, search finds posts in Chinese
 and in English, math and diagrams render. Screenshots of the home page and a post in
-each language go to $THOUSAND_SCREENSHOTS (or the test's temporary folder).
+each language go to $THOUSAND_SCREENSHOTS (or a temporary folder).
+
+One browser for the module; every page is visited once (the `visits` fixture), and
+the tests below read what that pass saw.
 
 Without Chromium or Playwright this module skips with the reason; with CI=true it
 fails instead, so CI cannot pass without having looked.
@@ -11,8 +14,9 @@ fails instead, so CI cannot pass without having looked.
 import os
 import urllib.error
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urldefrag, urljoin
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import pytest
 
@@ -20,6 +24,7 @@ from thousand.site import browser as B
 
 LANGS = {"zh": "", "en": "en/"}
 POST = "blog/why-gpu/"
+SHOTS = {"home": "", "post": POST}  # screenshotted in each language
 
 
 @pytest.fixture(scope="module")
@@ -41,89 +46,256 @@ def chromium():
         pytest.skip(str(e))
 
 
-@pytest.fixture
-def page(chromium):
+def _open(chromium):
+    """A fresh context and page that list what went wrong: console errors, uncaught
+    errors, requests that failed or came back >= 400."""
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.problems = []
-    page.on(
-        "console",
-        lambda m: (
-            page.problems.append(f"console {m.type}: {m.text}")
-            if m.type == "error"
-            else None
-        ),
-    )
-    page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
-    page.on(
-        "requestfailed",
-        lambda r: page.problems.append(f"request failed: {r.url} {r.failure}"),
-    )
-    page.on(
-        "response",
-        lambda r: (
-            page.problems.append(f"HTTP {r.status}: {r.url}")
-            if r.status >= 400
-            else None
-        ),
-    )
+    say = page.problems.append
+    page.on("console", lambda m: m.type == "error" and say(f"console: {m.text}"))
+    page.on("pageerror", lambda e: say(f"page error: {e}"))
+    page.on("requestfailed", lambda r: say(f"request failed: {r.url} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and say(f"HTTP {r.status}: {r.url}"))
+    page.inflight, page.events = set(), [0]  # for _settle
+
+    def start(r):
+        page.inflight.add(r)
+        page.events[0] += 1
+
+    def end(r):
+        page.inflight.discard(r)
+        page.events[0] += 1
+
+    page.on("request", start)
+    page.on("requestfinished", end)
+    page.on("requestfailed", end)
+    return context, page
+
+
+def _settle(page, quiet_ms: int = 200, limit_ms: int = 15_000) -> None:
+    """Wait until no request has started or been in flight for `quiet_ms`: the late
+    ones (sitemaps, the search index, the favicon) are seen too. Playwright's
+    networkidle waits 500 ms, which over some 40 page loads costs 12 s more."""
+    quiet = waited = 0
+    last = page.events[0]
+    while quiet < quiet_ms:
+        page.wait_for_timeout(50)  # the event handlers above run meanwhile
+        waited += 50
+        busy = page.inflight or page.events[0] != last
+        last = page.events[0]
+        quiet = 0 if busy else quiet + 50
+        if waited > limit_ms:
+            raise TimeoutError(f"{page.url}: still loading {list(page.inflight)}")
+
+
+def _load(page, url: str) -> None:
+    page.goto(url, wait_until="load")
+    _settle(page)
+
+
+@pytest.fixture
+def page(chromium):
+    context, page = _open(chromium)
     yield page
     context.close()
 
 
 def _pages(site: Path) -> list[str]:
-    """Every page of both languages, as a URL path relative to the site root."""
-    return sorted(
-        p.relative_to(site).parent.as_posix().removeprefix(".") + "/"
-        for p in site.rglob("index.html")
-    )
+    """Every HTML page of both languages, as a URL path relative to the site root."""
+    paths = []
+    for p in site.rglob("*.html"):
+        rel = p.relative_to(site).as_posix()
+        paths.append(rel.removesuffix("index.html"))
+    return sorted(paths)
 
 
-def test_every_page_loads_cleanly_and_links_resolve(built_site, base_url, page):
-    pages = _pages(built_site)
-    assert len(pages) > 20
-    ids: dict[str, set[str]] = {}
-    links: dict[str, str] = {}  # internal link -> the page it was found on
-    problems = []
-    for path in pages:
-        url = urljoin(base_url, path.lstrip("/"))
+@dataclass
+class Visit:
+    problems: list[str]
+    ids: set[str]
+    links: list[str]  # absolute URLs of every <a href>
+    math: dict | None = None  # on pages with .arithmatex: blocks, typeset, errors
+    diagrams: list[str] = field(default_factory=list)  # per diagram: what it became
+
+
+# Every .arithmatex holds MathJax's output; any [data-mjx-error] is TeX it rejected.
+MATH = """() => ({
+  blocks: document.querySelectorAll('.arithmatex').length,
+  typeset: document.querySelectorAll('.arithmatex mjx-container').length,
+  errors: [...new Set([...document.querySelectorAll('.arithmatex [data-mjx-error]')]
+    .map(e => e.getAttribute('data-mjx-error')))],
+})"""
+MATH_DONE = "() => { const m = (" + MATH + ")(); return m.typeset === m.blocks }"
+
+
+def _attrs(node) -> dict[str, str]:
+    flat = node.get("attributes", [])  # name, value, name, value, ...
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _walk(node):
+    yield node
+    for child in node.get("children", []) + node.get("shadowRoots", []):
+        yield from _walk(child)
+
+
+def _diagrams(page, expected: int) -> list[str]:
+    """What each of the page's `expected` diagrams became. Material takes the class
+    `mermaid` off each <pre> until it has drawn it into a <div class=mermaid>, inside
+    a *closed* shadow root that page scripts cannot open; the DevTools protocol can
+    (pierce). A diagram that was never drawn leaves no .mermaid at all."""
+    try:
+        page.wait_for_function(
+            f"() => document.querySelectorAll('div.mermaid').length >= {expected}",
+            timeout=10_000,
+        )
+    except Exception:
+        pass  # counted below as not drawn
+    cdp = page.context.new_cdp_session(page)
+    root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
+    cdp.detach()
+    found = []
+    for node in _walk(root):
+        if "mermaid" not in _attrs(node).get("class", "").split():
+            continue
+        svgs = [
+            _attrs(n)
+            for shadow in node.get("shadowRoots", [])
+            for n in _walk(shadow)
+            if n.get("nodeName", "").lower() == "svg"
+        ]
+        if not svgs:
+            found.append("no svg")
+        elif svgs[0].get("aria-roledescription") == "error":  # Mermaid's syntax error
+            found.append("error diagram")
+        else:
+            found.append("svg")
+    return found + ["not drawn"] * (expected - len(found))
+
+
+@pytest.fixture(scope="module")
+def screenshot_dir(tmp_path_factory) -> Path:
+    out = os.environ.get("THOUSAND_SCREENSHOTS")
+    out = Path(out) if out else tmp_path_factory.mktemp("screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def visits(built_site, base_url, chromium, screenshot_dir) -> dict[str, Visit]:
+    """Load every page once, in one page of one context, and record what it did."""
+    shots = {
+        LANGS[lang] + path: screenshot_dir / f"{lang}-{name}.png"
+        for lang in LANGS
+        for name, path in SHOTS.items()
+    }
+    context, page = _open(chromium)
+    seen = {}
+    for path in _pages(built_site):
+        html = built_site / (path if path.endswith(".html") else path + "index.html")
+        diagrams = html.read_text().count('<pre class="mermaid">')  # as built
         page.problems.clear()
-        page.goto(url, wait_until="networkidle")
-        problems += [f"{path}: {p}" for p in page.problems]
-        ids[url] = set(page.eval_on_selector_all("[id]", "els => els.map(e => e.id)"))
-        for href in page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)"):
-            if href.startswith(base_url):
-                links.setdefault(href, path)
+        _load(page, urljoin(base_url, path))
+        visit = Visit(
+            problems=list(page.problems),
+            ids=set(page.eval_on_selector_all("[id]", "e => e.map(x => x.id)")),
+            links=page.eval_on_selector_all("a[href]", "e => e.map(a => a.href)"),
+        )
+        visit.ids |= set(
+            page.eval_on_selector_all("a[name]", "e => e.map(a => a.name)")
+        )
+        if page.locator(".arithmatex").count():
+            try:
+                page.wait_for_function(MATH_DONE, timeout=10_000)
+            except Exception:
+                pass  # recorded below as blocks != typeset
+            visit.math = page.evaluate(MATH)
+        if diagrams:
+            visit.diagrams = _diagrams(page, diagrams)
+        if path in shots:
+            page.screenshot(path=str(shots[path]), full_page=True)
+        visit.problems += page.problems[len(visit.problems) :]  # while rendering
+        seen[path] = visit
+    context.close()
+    return seen
+
+
+def test_every_page_loads_cleanly(visits):
+    assert len(visits) > 20, sorted(visits)
+    problems = [f"/{path}: {p}" for path, v in visits.items() for p in v.problems]
     assert not problems, "\n".join(problems)
 
+
+def test_internal_links_and_anchors_resolve(visits, base_url):
+    ids = {urljoin(base_url, path): v.ids for path, v in visits.items()}
+    links: dict[str, str] = {}  # internal link -> the first page it was found on
+    for path, v in visits.items():
+        for href in v.links:
+            if href.startswith(base_url):
+                links.setdefault(href, "/" + path)
     broken = []
     for href, found_on in sorted(links.items()):
         target, fragment = urldefrag(href)
         fragment = unquote(fragment)
         if fragment.startswith("__code_"):  # code annotations: Material's script
             fragment = ""  # turns their targets into tooltips
-        if target in ids:
+        if target in ids:  # a page: it loaded above; the anchor must be on it
             if fragment and fragment not in ids[target]:
                 broken.append(f"{found_on}: {href} (no id {fragment!r})")
             continue
-        try:  # a file rather than a page: the feed, a download, an SVG
+        try:  # a file rather than a page: a feed, a download, an SVG
             with urllib.request.urlopen(target) as r:
-                assert r.status == 200
+                assert r.status == 200, (found_on, href, r.status)
         except urllib.error.HTTPError as e:
             broken.append(f"{found_on}: {href} ({e.code})")
+    assert links
     assert not broken, "broken internal links:\n" + "\n".join(broken)
+
+
+def test_math_renders(visits):
+    with_math = {path: v.math for path, v in visits.items() if v.math}
+    assert with_math, "no page has math (.arithmatex) to check"
+    bad = [
+        f"/{path}: {m['typeset']} of {m['blocks']} typeset, errors {m['errors']}"
+        for path, m in with_math.items()
+        if m["typeset"] != m["blocks"] or m["errors"]
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_diagrams_render(visits):
+    with_diagrams = {path: v.diagrams for path, v in visits.items() if v.diagrams}
+    assert with_diagrams, "no page has a Mermaid diagram to check"
+    bad = [
+        f"/{path}: {d}" for path, ds in with_diagrams.items() for d in ds if d != "svg"
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_screenshots(visits, screenshot_dir, capsys):
+    shots = [screenshot_dir / f"{lang}-{name}.png" for lang in LANGS for name in SHOTS]
+    for shot in shots:
+        assert shot.stat().st_size > 10_000, shot
+    with capsys.disabled():  # the paths, even without -s
+        print("\nscreenshots: " + " ".join(map(str, shots)))
 
 
 @pytest.mark.parametrize("path", ["", "blog/", POST, "tracks/cuda/"])
 def test_language_switch_lands_on_the_same_page(base_url, page, path):
-    for here, there in (("zh", "en"), ("en", "zh")):
-        # networkidle: Material has fetched both sitemaps and handles the click
-        # itself, keeping the path only if the other language's sitemap has it.
-        page.goto(base_url + LANGS[here] + path, wait_until="networkidle")
+    # zh -> en, then back from where that landed. Settled before each click, Material
+    # has fetched both sitemaps and handles the click itself, keeping the path only
+    # if the other language's sitemap lists it.
+    _load(page, base_url + LANGS["zh"] + path)
+    for there in ("en", "zh"):
         page.hover(".md-header__option .md-select")
         page.click(f'.md-select__link[hreflang="{there}"]')
-        page.wait_for_load_state()
-        assert page.url == base_url + LANGS[there] + path
+        page.wait_for_url(base_url + LANGS[there] + path)
+        _settle(page)
+
+
+RESULTS = """() => [...document.querySelectorAll('.md-search-result__item a')]
+  .map(a => new URL(a.href).pathname)"""
 
 
 @pytest.mark.parametrize(
@@ -136,54 +308,26 @@ def test_language_switch_lands_on_the_same_page(base_url, page, path):
     ],
 )
 def test_search_finds_the_post(base_url, page, lang, query, post):
-    # networkidle: the search worker has loaded the index before the first keystroke
-    page.goto(base_url + LANGS[lang], wait_until="networkidle")
-    page.click(".md-search__input")
-    from playwright.sync_api import expect  # present: the page fixture needed it
+    from playwright.sync_api import expect  # importable: the page fixture needed it
 
-    # The box takes keystrokes only once the worker is ready, which it says.
+    page.goto(base_url + LANGS[lang])
+    page.click(".md-search__input")
+    # The box reads queries only once the worker has the index, which it says.
     ready = {"zh": "键入以开始搜索", "en": "Type to start searching"}[lang]
     expect(page.locator(".md-search-result__meta")).to_have_text(ready)
     page.keyboard.type(query)  # Chinese arrives as text input, with no key events;
     page.keyboard.press("End")  # an IME ends with a key release, which Material reads
-    results = page.locator(".md-search-result__item a")
-    try:
-        results.first.wait_for(timeout=15_000)
+    want = urlsplit(base_url).path + LANGS[lang] + post
+    try:  # results are redrawn as they come: poll, then read them in one go
+        page.wait_for_function(
+            f"() => ({RESULTS})().includes({want!r})", timeout=10_000
+        )
     except Exception:
         meta = page.locator(".md-search-result__meta").inner_text()
-        pytest.fail(f"no result for {query!r}; the search says: {meta!r}")
-    hrefs = [a.get_attribute("href") for a in results.all()]
-    assert any(post in (h or "") for h in hrefs), hrefs
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_math_and_diagrams_render(base_url, page, lang):
-    page.goto(base_url + LANGS[lang] + POST, wait_until="networkidle")
-    math = page.locator(".arithmatex")
-    assert math.count() > 0, "the post has no math to check"
-    page.wait_for_function(
-        "document.querySelectorAll('.arithmatex mjx-container').length"
-        " === document.querySelectorAll('.arithmatex').length"
-    )
-    assert page.locator("mjx-container merror").count() == 0  # TeX MathJax rejected
-    diagrams = page.locator(".mermaid")
-    assert diagrams.count() > 0, "the post has no diagram to check"
-    # Material draws each diagram into a closed shadow root in place of its source.
-    page.wait_for_function(
-        "[...document.querySelectorAll('.mermaid')].every("
-        "d => !d.textContent.includes('sequenceDiagram')"
-        " && d.getBoundingClientRect().height > 100)"
-    )
-    assert not page.problems, page.problems
-
-
-def test_screenshots(base_url, page, tmp_path):
-    out = Path(os.environ.get("THOUSAND_SCREENSHOTS") or tmp_path)
-    out.mkdir(parents=True, exist_ok=True)
-    for lang, prefix in LANGS.items():
-        for name, path in (("home", ""), ("post", POST)):
-            page.goto(base_url + prefix + path, wait_until="networkidle")
-            shot = out / f"{lang}-{name}.png"
-            page.screenshot(path=str(shot), full_page=True)
-            assert shot.stat().st_size > 10_000
-            print(f"screenshot: {shot}")
+        found = sorted(set(page.evaluate(RESULTS)))
+        pytest.fail(f"{query!r} did not list {want}; the search says {meta!r}: {found}")
+    if lang == "zh":  # segmented as one word (docs/jieba_userdict.txt), not pieces
+        marks = page.eval_on_selector_all(
+            ".md-search-result mark", "m => m.map(x => x.textContent.trim())"
+        )
+        assert query in marks, marks[:10]
