@@ -11,9 +11,15 @@ def require_tool(name: str) -> str:
     path = shutil.which(name)
     if path:
         return path
+    unavailable(f"{name} is not installed")
+
+
+def unavailable(reason: str):
+    """Something a test needs is missing: skip with the reason, but fail where
+    CI=true, so CI cannot pass without having run the test."""
     if os.environ.get("CI") == "true":
-        pytest.fail(f"{name} is not installed, and CI=true does not allow skipping it")
-    pytest.skip(f"{name} is not installed")
+        pytest.fail(f"{reason}, and CI=true does not allow skipping it")
+    pytest.skip(reason)
 
 
 def execute_notebook(path, timeout: int):

@@ -56,17 +56,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # a test run need not list every request
+        pass
+
+
 @contextlib.contextmanager
-def serve(root: Path, port: int = 0):
-    """Serve `root` on localhost (a free port unless given) for the duration; yields
-    the base URL."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):  # a test run need not list every request
-            pass
-
-    handler = functools.partial(Quiet, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+def serve(root: Path, port: int = 0, handler=QuietHandler):
+    """Serve `root` on localhost (a free port unless given) with `handler` for the
+    duration; yields the base URL."""
+    bound = functools.partial(handler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), bound)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -19,13 +19,10 @@ requests its search worker makes, and the server sees every byte that left it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gzip
-import http.server
 import os
 import sys
 import tempfile
-import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -101,7 +98,7 @@ class _Counted:
         return getattr(self.raw, name)
 
 
-class CountingHandler(http.server.SimpleHTTPRequestHandler):
+class CountingHandler(B.QuietHandler):
     """Serves files and appends (path, status, content type, bytes sent) per request
     to `self.log`."""
 
@@ -127,42 +124,30 @@ class CountingHandler(http.server.SimpleHTTPRequestHandler):
             self._type = value
         super().send_header(keyword, value)
 
-    def log_message(self, *args):  # the table says it all
-        pass
-
 
 def first_load(site: Path, port: int, page_path: str):
     """Load one page in a fresh browser context; return the server's log and the
     requests that failed or went elsewhere."""
     log: list[tuple[str, int, str, int]] = []
-    handler = functools.partial(
-        type("Handler", (CountingHandler,), {"log": log}), directory=str(site)
-    )
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{port}/"
+    handler = type("Handler", (CountingHandler,), {"log": log})
     problems: list[str] = []
-    try:
-        with B.chromium() as chromium:
-            context = chromium.new_context(viewport={"width": 1280, "height": 900})
-            page = context.new_page()  # a new context: an empty cache
-            page.on(
-                "request",
-                lambda r: (
-                    None
-                    if r.url.startswith((base, "data:"))
-                    else problems.append(f"not counted, from elsewhere: {r.url}")
-                ),
-            )
-            page.on(
-                "requestfailed",
-                lambda r: problems.append(f"failed: {r.url} ({r.failure})"),
-            )
-            page.goto(base + page_path, wait_until="networkidle")
-            context.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with B.serve(site, port, handler) as base, B.chromium() as chromium:
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()  # a new context: an empty cache
+        page.on(
+            "request",
+            lambda r: (
+                None
+                if r.url.startswith((base, "data:"))
+                else problems.append(f"not counted, from elsewhere: {r.url}")
+            ),
+        )
+        page.on(
+            "requestfailed",
+            lambda r: problems.append(f"failed: {r.url} ({r.failure})"),
+        )
+        page.goto(base + page_path, wait_until="networkidle")
+        context.close()
     return log, problems
 
 

@@ -119,15 +119,11 @@ def fetch(asset: Asset, npm: str) -> bytes:
     return data
 
 
-_announced = False
-
-
 def resolve() -> dict[str, tuple[str, bytes | None]]:
     """name -> (where pages load it from, bytes to put into the site or None).
 
     The local path is relative to the site root; a CDN URL is absolute.
     """
-    global _announced
     npm = shutil.which("npm")
     mode = os.environ.get("THOUSAND_VENDOR", "local")
     if mode not in {"local", "cdn"}:
@@ -137,14 +133,12 @@ def resolve() -> dict[str, tuple[str, bytes | None]]:
         and npm is None
         and not all(_cached(a).exists() for a in ASSETS.values())
     ):
-        mode = "cdn"
-        if not _announced:
-            print(
-                "thousand.site: npm not found, so pages load MathJax and Mermaid "
-                "from a CDN (install Node.js to self-host them)",
-                file=sys.stderr,
-            )
-            _announced = True
+        mode = "cdn"  # once per build: each language's build is its own process
+        print(
+            "thousand.site: npm not found, so pages load MathJax and Mermaid "
+            "from a CDN (install Node.js to self-host them)",
+            file=sys.stderr,
+        )
     if mode == "cdn":
         return {name: (a.cdn_url, None) for name, a in ASSETS.items()}
     return {name: (a.site_path, fetch(a, npm or "npm")) for name, a in ASSETS.items()}
