@@ -101,7 +101,7 @@ def test_every_figure_is_the_ledger_value_formatted():
 
 def test_the_chinese_page_says_what_each_version_teaches_in_chinese():
     sections = _sections(_page("zh"))
-    names = B.TEXT["zh"]["teaches_names"]
+    names = render.TEXT["zh"]["teaches_names"]
     for ledger in LEDGERS:
         rows = _rows(sections[ledger["device"]["name"]], "zh")
         for name, k in ledger["kernels"].items():

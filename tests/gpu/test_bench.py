@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from thousand.bench.baselines import NUMPY, torch_ops
+from thousand.bench.baselines import BASELINE_FAMILY, NUMPY, pycuda_ops, torch_ops
 from thousand.bench.checks import bench_inputs, prepared_run
 from thousand.cuda import driver, median, time_ms
 from thousand.kernels.family import all_families
@@ -59,27 +59,46 @@ def test_numpy_baseline(benchmark, family):
     )
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
-def test_torch_baseline(benchmark, family):
+BY_NAME = {f.name: f for f in FAMILIES}
+TORCH_BASELINES = [f.name for f in FAMILIES] + sorted(BASELINE_FAMILY)
+
+
+@pytest.mark.parametrize("name", TORCH_BASELINES)
+def test_torch_baseline(benchmark, name):
     ops = torch_ops()
     if not ops:
         pytest.skip("PyTorch with CUDA is not installed: no library baseline")
     import torch
 
+    family = BY_NAME[BASELINE_FAMILY.get(name, name)]
     driver()  # share the primary context: events see torch's kernels on stream 0
     host = family.make_inputs(np.random.default_rng(0), family.bench_size)
     d_in = [torch.from_numpy(a).cuda() for a in host]
-    run = ops[family.name](*d_in)
+    run = ops[name](*d_in)
     samples = time_ms(run, repeat=REPEAT)
     _record(
         benchmark,
         samples,
         kind="torch",
-        family=family.name,
+        family=name,
         size=list(family.bench_size),
         torch=torch.__version__,
     )
     benchmark.pedantic(lambda: (run(), torch.cuda.synchronize()), rounds=3)
+
+
+@pytest.mark.parametrize("name", sorted(pycuda_ops()))
+def test_pycuda_baseline(benchmark, name):
+    """PyCUDA's own GPUArray method for the same operation (gpuarray.sum)."""
+    family = BY_NAME[name]
+    run = pycuda_ops()[name](*bench_inputs(family))
+    samples = time_ms(run, repeat=REPEAT)
+    _record(
+        benchmark, samples, kind="pycuda", family=name, size=list(family.bench_size)
+    )
+    benchmark.pedantic(
+        lambda: (run(), driver().Context.synchronize()), rounds=3, warmup_rounds=1
+    )
 
 
 SERIES_SIZES = [2**k for k in range(10, 29, 2)]

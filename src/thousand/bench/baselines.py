@@ -1,5 +1,6 @@
-"""What a user would otherwise write: the same operation in NumPy (CPU, float32) and,
-where PyTorch is installed, in PyTorch on the GPU (cuBLAS for matmul, TF32 off).
+"""What a user would otherwise write: the same operation in NumPy (CPU, float32),
+where PyTorch is installed in PyTorch on the GPU (cuBLAS for matmul: TF32 off, and
+TF32 on for the tensor-core version), and in PyCUDA's own GPUArray methods.
 
 Each entry takes the inputs and returns `run()`, which computes into an output
 allocated once (so neither side pays for allocation or page faults) and returns it.
@@ -85,6 +86,18 @@ def torch_ops():
         o = torch.empty_like(b)
         return lambda: torch.addmv(b, W, x, out=o).sigmoid_()
 
+    def matmul_tf32(a, b):
+        o = a.new_empty((a.shape[0], b.shape[1]))
+
+        def run():  # the switch is read when the call is made; put it back after
+            torch.backends.cuda.matmul.allow_tf32 = True
+            try:
+                return torch.matmul(a, b, out=o)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = False
+
+        return run
+
     return {
         "copy": into(lambda x, out: out.copy_(x), lambda x: torch.empty_like(x)),
         "vector_add": into(torch.add, lambda x, y: torch.empty_like(x)),
@@ -94,6 +107,7 @@ def torch_ops():
             torch.matmul, lambda a, b: a.new_empty((a.shape[0], b.shape[1]))
         ),
         "neuron_layer": neuron_layer,
+        "matmul_tf32": matmul_tf32,
         "reduce": into(
             lambda x, out: torch.sum(x, dim=0, keepdim=True, out=out),
             lambda x: x.new_empty(1),
@@ -102,3 +116,18 @@ def torch_ops():
             lambda a, out: out.copy_(a.t()), lambda a: a.new_empty(a.shape[::-1])
         ),
     }
+
+
+# A baseline measured for a version rather than for its family (Version.baseline),
+# and the family whose inputs it takes.
+BASELINE_FAMILY = {"matmul_tf32": "matmul"}
+
+
+def pycuda_ops():
+    """PyCUDA's built-in GPUArray reductions (two passes, generated kernels)."""
+    from pycuda import gpuarray
+
+    def reduce(x):
+        return lambda: gpuarray.sum(x)
+
+    return {"reduce": reduce}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from thousand.cuda import to_device
-from thousand.kernels.family import Family, Version, rel_error
+from thousand.kernels.family import Family, Version, rel_error, tolerance
 
 
 def check_version(family: Family, version: Version, size: tuple, block, seed: int = 0):
@@ -17,7 +17,7 @@ def check_version(family: Family, version: Version, size: tuple, block, seed: in
     d_inputs = [to_device(a) for a in inputs]
     d_out = to_device(np.full(expected.shape, np.nan, dtype=np.float32))
     version.run(*d_inputs, out=d_out, block=block)
-    return rel_error(d_out.get(), expected), family.tolerance
+    return rel_error(d_out.get(), expected), tolerance(family, version)
 
 
 def bench_inputs(family: Family, size: tuple | None = None) -> list:

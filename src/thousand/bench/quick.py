@@ -6,9 +6,16 @@ from thousand.bench.checks import bench_inputs, check_version, prepared_run
 from thousand.kernels.family import Family
 
 
+def runnable(family: Family) -> list:
+    """The versions this backend can run: the CPU skips GPU-only ones."""
+    from thousand.cuda import on_cpu
+
+    return [v for v in family.versions if not (on_cpu() and v.gpu_only)]
+
+
 def check_all(family: Family, *, sizes=None) -> bool:
     ok = True
-    for v in family.versions:
+    for v in runnable(family):
         for size in sizes or family.check_sizes:
             err, tol = check_version(family, v, size, v.default_block)
             passed = err <= tol
@@ -40,7 +47,7 @@ def check_then_time(family: Family) -> None:
     inputs = bench_inputs(family, size)
     print(f"\ntimed at size {size} ({how})")
     print(f"{'version':<22}{'ms':>10}{'rate':>16}")
-    for v in family.versions:
+    for v in runnable(family):
         ms = median(time_ms(prepared_run(v, inputs), warmup=warmup, repeat=repeat))
         if family.bytes_moved:
             rate = f"{_figure(family.bytes_moved(size) / ms / 1e6)} GB/s"

@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from thousand.cuda.compiler import KERNEL_DIR, source_path
+from thousand.cuda.compiler import KERNEL_DIR, cache_root, source_path
 from thousand.cuda.errors import CompilerMissing, CpuBuildError
 
 HERE = Path(__file__).resolve().parent
@@ -35,6 +35,10 @@ COMMON = [
     # Large local arrays touch every page on the way down, so a thread that outgrows
     # its stack hits the guard page below it instead of a neighbour's stack.
     "-fstack-clash-protection",
+    # A __shared__ array declared in a template or inline function is one object
+    # shared by all libraries that instantiate it (a "unique" symbol), unless this
+    # is off: two builds of reduce.cu (sum, max) would then use the same storage.
+    "-fno-gnu-unique",
 ]
 FAST = ["-O2"]
 # Every load and store becomes a call the runtime checks (and can record).
@@ -79,11 +83,7 @@ def _compiler_identity(cxx: str) -> str:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("THOUSAND_CACHE_DIR")
-    if root:
-        return Path(root) / "cpu"
-    xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(xdg) / "thousand-points" / "cpu"
+    return cache_root() / "cpu"
 
 
 def kernels_in(source: str) -> dict[str, list[str]]:

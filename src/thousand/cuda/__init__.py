@@ -13,7 +13,14 @@ from .backend import (
     to_device,
     use_backend,
 )
-from .compiler import compile_ptx, kernel, module, nvcc_path, source_path
+from .compiler import (
+    compile_ptx,
+    generated_source,
+    kernel,
+    module,
+    nvcc_path,
+    source_path,
+)
 from .device import device_info, driver, gpu_status
 from .errors import (
     CompilerMissing,
@@ -40,6 +47,7 @@ __all__ = [
     "device_address",
     "empty",
     "empty_like",
+    "generated_source",
     "is_device_array",
     "on_cpu",
     "synchronize",

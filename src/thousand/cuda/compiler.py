@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -27,6 +28,29 @@ def nvcc_path() -> str:
             "install the CUDA toolkit or add its bin/ to PATH"
         )
     return found
+
+
+def cache_root() -> Path:
+    """Where compiled and generated files are kept: $THOUSAND_CACHE_DIR, else
+    $XDG_CACHE_HOME/thousand-points (~/.cache/thousand-points)."""
+    root = os.environ.get("THOUSAND_CACHE_DIR")
+    if root:
+        return Path(root)
+    xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(xdg) / "thousand-points"
+
+
+def generated_source(stem: str, text: str) -> Path:
+    """A .cu file with `text`, written once under the cache and named by its hash,
+    for kernels built from a template (reduce with another operator or type)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = cache_root() / "generated" / f"{stem}-{digest}.cu"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)  # atomic: a parallel process never reads half a file
+    return path
 
 
 def source_path(family: str | Path) -> Path:

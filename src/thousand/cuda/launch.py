@@ -42,6 +42,8 @@ def launch(family: str, name: str, grid, block, *args, shared: int = 0) -> None:
         )
     drv = driver()
     fn = kernel(family, name)
+    if shared > 48 * 1024:  # beyond 48 KiB a kernel must opt in (sm_70 and later)
+        fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     block = tuple(int(b) for b in block) + (1,) * (3 - len(block))
     try:

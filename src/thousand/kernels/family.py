@@ -26,6 +26,12 @@ class Version:
     # Why the CPU backend cannot run it (tensor cores, inline PTX), or None. Its
     # source must sit inside `#ifndef THOUSAND_ON_CPU` so g++ never sees it.
     gpu_only: str | None = None
+    # A version that rounds differently from its family (TF32 tensor cores) states
+    # its own bound; None keeps the family's.
+    tolerance: float | None = None
+    # The library call it is measured against, a key of bench.baselines (None: the
+    # family's own), e.g. cuBLAS with TF32 on for a TF32 kernel.
+    baseline: str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,10 @@ class Family:
                 return v
         known = [v.number for v in self.versions]
         raise ValueError(f"{self.name}: no version {number}; versions are {known}")
+
+
+def tolerance(family: Family, version: Version) -> float:
+    return family.tolerance if version.tolerance is None else version.tolerance
 
 
 def pick(family: Family, version: int) -> Callable:

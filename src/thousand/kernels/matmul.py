@@ -1,4 +1,5 @@
-"""Matrix multiplication: the naive kernel that opens the ladder.
+"""Matrix multiplication, the ladder of B9: naive, coalesced, shared-memory tiles,
+1-D and 2-D register blocking, 16-byte loads, warp tiling, then tensor cores.
 
 python -m thousand.kernels.matmul
 """
@@ -7,14 +8,34 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
+from thousand.cuda import (
+    Staging,
+    cdiv,
+    check_aligned,
+    check_array,
+    check_block,
+    check_shape,
+    device_info,
+    launch,
+    on_cpu,
+)
 from thousand.kernels.family import Family, Version, pick
 
 OP = "matmul"
 
 
+def _tc_config(warps_m=2, warps_n=4, wtm=4, wtn=8, bk=32, stages=3):
+    """matmul_v8's tile shape, as the #defines of matmul.cu set it."""
+    bm, bn = warps_m * wtm * 16, warps_n * wtn * 8
+    floats = stages * (bm * (bk + 4) + bk * (bn + 8))  # padded A and B stages
+    return {"bm": bm, "bn": bn, "threads": 32 * warps_m * warps_n, "shared": 4 * floats}
+
+
+TC = _tc_config()
+
+
 def matmul_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """In float64: the float32 kernel is judged against the exact product."""
+    """In float64: the float32 kernels are judged against the exact product."""
     return a.astype(np.float64) @ b.astype(np.float64)
 
 
@@ -33,32 +54,106 @@ def _check(a, b, out):
     return shape
 
 
-def matmul_v1(a, b, out=None, block=(32, 8)):
+def _matmul(
+    name,
+    a,
+    b,
+    out,
+    block,
+    *,
+    tile=None,
+    fixed=None,
+    align=False,
+    x_rows=False,
+    shared=0,
+):
+    """Check, stage, launch. `tile` = (rows, cols) of C per block, else the block
+    shape itself covers C; `fixed` is the one block shape a tiled kernel is written
+    for; `align` asks for 16-byte aligned arrays (vector loads, cp.async);
+    `x_rows` makes the grid's x run over the rows of C."""
     M, N = _check(a, b, out)
     K = a.shape[1]
+    block = tuple(block) if isinstance(block, tuple | list) else (block,)
     check_block(OP, block)
-    bx, by = block
+    if fixed is not None and block != fixed:
+        raise ValueError(f"{OP}: {name} is written for blocks of {fixed}, got {block}")
+    if align:
+        for arg, x in (("a", a), ("b", b), ("out", out)):
+            if x is not None:
+                check_aligned(OP, arg, x, 16)
+    rows, cols = tile or (block[1], block[0])
     stage = Staging(OP, a, b)
     da, db = stage.inputs()
     d_out = stage.output(out, (M, N))
     if M and N:
-        launch(
-            OP,
-            "matmul_v1",
-            (cdiv(N, bx), cdiv(M, by)),
-            block,
-            da,
-            db,
-            d_out,
-            np.int32(M),
-            np.int32(N),
-            np.int32(K),
-        )
+        if K == 0:  # an empty sum: no kernel reads a 0-wide A
+            d_out.fill(0)
+        else:
+            grid = (cdiv(N, cols), cdiv(M, rows))
+            if x_rows:
+                grid = (cdiv(M, block[0]), cdiv(N, block[1]))
+            ints = (np.int32(M), np.int32(N), np.int32(K))
+            launch(OP, name, grid, block, da, db, d_out, *ints, shared=shared)
     return stage.result(d_out, out)
 
 
-def matmul(a, b, out=None, version=1, block=(32, 8)):
-    return pick(FAMILY, version)(a, b, out=out, block=block)
+# --8<-- [start:launchers]
+def matmul_v1(a, b, out=None, block=(32, 8)):
+    return _matmul("matmul_v1", a, b, out, block, x_rows=True)
+
+
+def matmul_v2(a, b, out=None, block=(32, 8)):
+    return _matmul("matmul_v2", a, b, out, block)
+
+
+def matmul_v3(a, b, out=None, block=(32, 32)):
+    return _matmul("matmul_v3", a, b, out, block, tile=(32, 32), fixed=(32, 32))
+
+
+def matmul_v4(a, b, out=None, block=512):
+    return _matmul("matmul_v4", a, b, out, block, tile=(64, 64), fixed=(512,))
+
+
+def matmul_v5(a, b, out=None, block=256):
+    return _matmul("matmul_v5", a, b, out, block, tile=(128, 128), fixed=(256,))
+
+
+def matmul_v6(a, b, out=None, block=256):
+    return _matmul(
+        "matmul_v6", a, b, out, block, tile=(128, 128), fixed=(256,), align=True
+    )
+
+
+def matmul_v7(a, b, out=None, block=256):
+    return _matmul(
+        "matmul_v7", a, b, out, block, tile=(128, 128), fixed=(256,), align=True
+    )
+
+
+def matmul_v8(a, b, out=None, block=TC["threads"]):
+    if not on_cpu() and float(device_info()["compute_capability"]) < 8.0:
+        raise ValueError(f"{OP}: matmul_v8 needs TF32 tensor cores (sm_80 or later)")
+    return _matmul(
+        "matmul_v8",
+        a,
+        b,
+        out,
+        block,
+        tile=(TC["bm"], TC["bn"]),
+        fixed=(TC["threads"],),
+        align=True,
+        shared=TC["shared"],
+    )
+
+
+# --8<-- [end:launchers]
+
+
+def matmul(a, b, out=None, version=7, block=None):
+    """C = a @ b (float32, row-major). The default is the fastest CUDA-core version;
+    version 8 uses tensor cores in TF32 (about 3 significant digits per product)."""
+    v = FAMILY.version(version)
+    return pick(FAMILY, version)(a, b, out=out, block=block or v.default_block)
 
 
 def make_inputs(rng, size):
@@ -69,28 +164,66 @@ def make_inputs(rng, size):
     )
 
 
+def _version(n, teaches, run, block, **kw):
+    blocks = kw.pop("blocks", (block,))
+    return Version(
+        n, f"matmul_v{n}", teaches, run, blocks=blocks, default_block=block, **kw
+    )
+
+
 FAMILY = Family(
     name=OP,
     versions=(
-        Version(
+        _version(
             1,
-            "matmul_v1",
-            "naive: one thread per output, all loads from DRAM/L2",
+            "naive, x along the rows of C: uncoalesced",
             matmul_v1,
+            (32, 8),
+            blocks=((32, 8), (16, 16)),
+        ),
+        _version(
+            2,
+            "naive, x along the columns of C: coalesced",
+            matmul_v2,
+            (32, 8),
             blocks=((32, 8), (16, 16), (8, 8)),
-            default_block=(32, 8),
+        ),
+        _version(3, "32 x 32 shared-memory tiles", matmul_v3, (32, 32)),
+        _version(4, "1-D register blocking: 8 outputs per thread", matmul_v4, (512,)),
+        _version(
+            5, "2-D register blocking: 8 x 8 outputs per thread", matmul_v5, (256,)
+        ),
+        _version(6, "float4 loads, A transposed in shared memory", matmul_v6, (256,)),
+        _version(
+            7,
+            "warp tiling and register double buffering",
+            matmul_v7,
+            (256,),
+        ),
+        _version(
+            8,
+            "tensor cores: mma.sync TF32, 3-stage cp.async pipeline",
+            matmul_v8,
+            (TC["threads"],),
+            gpu_only="mma.sync on tensor cores and cp.async are PTX instructions",
+            # TF32 keeps 10 of float32's 23 mantissa bits: each product is off by
+            # up to 2^-11 relative, and K of them add up.
+            tolerance=5e-3,
+            baseline="matmul_tf32",
         ),
     ),
     ref=matmul_ref,
     make_inputs=make_inputs,
-    # sizes are (M, N, K)
+    # sizes are (M, N, K): 1, primes, ragged edges on every tile size, K % 4 != 0
     check_sizes=(
         (1, 1, 1),
         (3, 5, 7),
         (17, 31, 13),
         (64, 64, 64),
         (129, 257, 65),
+        (200, 130, 36),
         (1000, 300, 517),
+        (513, 1027, 1024),
     ),
     bench_size=(4096, 4096, 4096),
     flops=lambda size: 2 * size[0] * size[1] * size[2],

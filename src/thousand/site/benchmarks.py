@@ -97,51 +97,6 @@ TEXT = {
         "compute_caption": "{name} 上计算受限的核函数（GFLOP/s，越长越好），"
         "灰色是同一运算的基线：PyTorch 在同一块 GPU 上（矩阵乘法走 cuBLAS，关闭 "
         "TF32），NumPy 在 CPU 上。{date}。",
-        # The ledger records what each version teaches in English; in Chinese:
-        "teaches_names": {
-            "one thread per element": "每个线程处理一个元素",
-            "grid-stride float4 copy": "网格跨步循环，float4 向量化复制",
-            "naive: one thread per output, all loads from DRAM/L2": (
-                "朴素版：一个线程算一个输出，所有读取都走显存或 L2"
-            ),
-            "2-D grid of 2-D blocks, x along the rows": (
-                "二维网格、二维线程块，x 方向沿着行"
-            ),
-            "one thread per neuron: uncoalesced rows of W": (
-                "一个线程算一个神经元：读 W 的行时访存不合并"
-            ),
-            "one warp per neuron: coalesced, warp-shuffle sum": (
-                "一个线程束算一个神经元：访存合并，线程束洗牌求和"
-            ),
-            "shared-memory tree, sequential addressing, one atomic per block": (
-                "共享内存树形归约，顺序寻址，每个线程块一次原子加"
-            ),
-            "float4 loads, warp shuffles, one atomic per block": (
-                "float4 读取加线程束洗牌，每个线程块一次原子加"
-            ),
-            "a __device__ function called from a kernel": (
-                "在核函数里调用 __device__ 函数"
-            ),
-            "naive: coalesced reads, strided writes": "朴素版：读是合并的，写是跨步的",
-            "32 x 32 shared tile: both coalesced, 32-way bank conflicts": (
-                "32 × 32 共享内存分块：读写都合并，但有 32 路存储体冲突"
-            ),
-            "tile padded to 32 x 33: no bank conflicts": (
-                "分块填充成 32 × 33：没有存储体冲突"
-            ),
-            "one block: a loop over the array in steps of blockDim": (
-                "只有一个线程块：以 blockDim 为步长循环走完整个数组"
-            ),
-            "many blocks, one thread per element, bounds check": (
-                "多个线程块，每个线程一个元素，带边界检查"
-            ),
-            "grid-stride loop: a grid sized to the GPU": (
-                "网格跨步循环：网格大小按 GPU 的规模来定"
-            ),
-            "grid-stride loop over float4 (16-byte accesses)": (
-                "float4 网格跨步循环（每次访问 16 字节）"
-            ),
-        },
     },
     "en": {
         "recorded": "Recorded runs: {gpus}.",

@@ -55,9 +55,9 @@ def uri_is_post(uri: str) -> bool:
 def on_files(files, config):
     # Plots are drawn while pages render, after files are collected: register every
     # plot the ledger has now, so links to them resolve and the files get written.
-    for name in _results.ledger["series"]:
+    for name, svg in _results.plots().items():
         uri = f"assets/plots/{name}.svg"
-        files.append(File.generated(config, uri, content=_results.draw(name)))
+        files.append(File.generated(config, uri, content=svg))
     for name in access.names():
         uri = f"assets/access/{name}.svg"
         files.append(File.generated(config, uri, content=access.draw(name)))

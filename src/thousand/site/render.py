@@ -6,7 +6,10 @@ A page asks for recorded results with a directive on a line of its own:
     <!-- results:table vector_add copy -->         every version of those families
     <!-- results:output b1_vector_add -->          what snippets/b1_vector_add.py said
     <!-- results:plot b1-cpu-vs-gpu -->            a plot drawn from a recorded series
-    <!-- results:targets -->                       the benchmark targets and outcomes
+    <!-- results:targets [family ...] -->          the benchmark targets and outcomes
+    <!-- results:ladder reduce -->                 every rung of a family: a table with
+                                                   the gain over the previous rung, and
+                                                   a chart against the baselines
 
 Every number comes from the ledger; a directive that names something the ledger
 lacks fails the build.
@@ -43,6 +46,8 @@ TEXT = {
             "numpy": "比 NumPy 快",
             "torch": "占 PyTorch",
             "check": "正确性检查",
+            "previous": "比上一级快",
+            "pycuda": "比 gpuarray.sum 快",
         },
         "cases": "{n} 组通过",
         "cases_failed": "未通过（共 {n} 组）",
@@ -59,10 +64,97 @@ TEXT = {
             "best reduction vs the copy kernel, float32, n = 2^28": (
                 "最好的归约与复制核函数的带宽之比（float32，n = 2<sup>28</sup>）"
             ),
+            "best reduction vs PyCUDA's gpuarray.sum, float32, n = 2^28": (
+                "最好的归约比 PyCUDA 的 gpuarray.sum 快多少（float32，"
+                "n = 2<sup>28</sup>）"
+            ),
+            "best reduction vs torch.sum, float32, n = 2^28": (
+                "最好的归约与 torch.sum 的速度之比（float32，n = 2<sup>28</sup>）"
+            ),
+            "best CUDA-core SGEMM vs cuBLAS with TF32 off, 4096^3": (
+                "最好的 CUDA 核心 SGEMM 与 cuBLAS（关闭 TF32）之比（4096<sup>3</sup>）"
+            ),
+            "best tensor-core GEMM vs cuBLAS with TF32 on, 4096^3": (
+                "最好的张量核心 GEMM 与 cuBLAS（TF32）之比（4096<sup>3</sup>）"
+            ),
         },
+        "ladder_alt": "{family} 每一级的速率，与库函数基线对比",
+        "torch_note": "“占 PyTorch”一栏：PyTorch 做同一运算所用时间与本核函数之比，"
+        "超过 100% 即比它快。",
         "met": "达成",
         "missed": "未达成",
         "plot_alt": "NumPy (CPU) 与 GPU 的向量加法耗时随规模的变化",
+        # The ledger records what each version teaches in English; in Chinese:
+        "teaches_names": {
+            "one thread per element": "每个线程处理一个元素",
+            "grid-stride float4 copy": "网格跨步循环，float4 向量化复制",
+            "2-D grid of 2-D blocks, x along the rows": (
+                "二维网格、二维线程块，x 方向沿着行"
+            ),
+            "one thread per neuron: uncoalesced rows of W": (
+                "一个线程算一个神经元：读 W 的行时访存不合并"
+            ),
+            "one warp per neuron: coalesced, warp-shuffle sum": (
+                "一个线程束算一个神经元：访存合并，线程束洗牌求和"
+            ),
+            "a __device__ function called from a kernel": (
+                "在核函数里调用 __device__ 函数"
+            ),
+            "naive: coalesced reads, strided writes": "朴素版：读是合并的，写是跨步的",
+            "32 x 32 shared tile: both coalesced, 32-way bank conflicts": (
+                "32 × 32 共享内存分块：读写都合并，但有 32 路存储体冲突"
+            ),
+            "tile padded to 32 x 33: no bank conflicts": (
+                "分块填充成 32 × 33：没有存储体冲突"
+            ),
+            "one block: a loop over the array in steps of blockDim": (
+                "只有一个线程块：以 blockDim 为步长循环走完整个数组"
+            ),
+            "many blocks, one thread per element, bounds check": (
+                "多个线程块，每个线程一个元素，带边界检查"
+            ),
+            "grid-stride loop: a grid sized to the GPU": (
+                "网格跨步循环：网格大小按 GPU 的规模来定"
+            ),
+            "grid-stride loop over float4 (16-byte accesses)": (
+                "float4 网格跨步循环（每次访问 16 字节）"
+            ),
+            "naive, x along the rows of C: uncoalesced": (
+                "朴素版，x 沿 C 的行方向排：访存不合并"
+            ),
+            "naive, x along the columns of C: coalesced": (
+                "朴素版，x 沿 C 的列方向排：访存合并"
+            ),
+            "32 x 32 shared-memory tiles": "32 × 32 共享内存分块",
+            "1-D register blocking: 8 outputs per thread": (
+                "一维寄存器分块：每个线程算 8 个输出"
+            ),
+            "2-D register blocking: 8 x 8 outputs per thread": (
+                "二维寄存器分块：每个线程算 8 × 8 个输出"
+            ),
+            "float4 loads, A transposed in shared memory": (
+                "float4 读取，A 在共享内存里转置存放"
+            ),
+            "warp tiling and register double buffering": "线程束分块，寄存器双缓冲",
+            "tensor cores: mma.sync TF32, 3-stage cp.async pipeline": (
+                "张量核心：mma.sync TF32，三级 cp.async 流水线"
+            ),
+            "interleaved addressing: divergent warps": "交错寻址：线程束分化",
+            "interleaved addressing, no divergence: bank conflicts": (
+                "交错寻址，没有分化：但有存储体冲突"
+            ),
+            "sequential addressing": "顺序寻址",
+            "first add during load": "读取时先加一次",
+            "last warp unrolled, with __syncwarp": (
+                "展开最后一个线程束（带 __syncwarp）"
+            ),
+            "fully unrolled tree, many elements per thread": (
+                "整棵树完全展开，每个线程处理多个元素"
+            ),
+            "16-byte loads, warp shuffles, one atomic per block": (
+                "16 字节读取、线程束洗牌，每个线程块一次原子操作"
+            ),
+        },
     },
     "en": {
         "device": "Every output, table and plot on this page comes from one GPU run",
@@ -83,11 +175,16 @@ TEXT = {
             "numpy": "× NumPy",
             "torch": "% of PyTorch",
             "check": "checked",
+            "previous": "× previous rung",
+            "pycuda": "× gpuarray.sum",
         },
         "cases": "{n} cases pass",
         "cases_failed": "FAILED ({n} cases)",
         "target": "{what}: {kernel} reaches {ratio:.1f}% (target ≥ {target:.0f}%): "
         "{verdict}",
+        "ladder_alt": "The rate of every rung of {family} against the baselines",
+        "torch_note": '"% of PyTorch": PyTorch\'s time for the same operation over '
+        "this kernel's; above 100% the kernel is faster.",
         "met": "met",
         "missed": "not met",
         "plot_alt": "Vector add time over size: NumPy on the CPU against the GPU",
@@ -169,9 +266,21 @@ CELLS = {
     "numpy": lambda k, d, t: _get(k, "speedup_vs_numpy", lambda x: f"{x:,.1f}×"),
     "torch": lambda k, d, t: _get(k, "pct_of_torch", _pct),
     "check": lambda k, d, t: _check(k, t),
+    "pycuda": lambda k, d, t: _get(k, "speedup_vs_pycuda", lambda x: f"{x:,.2f}×"),
+    # Filled in by a ladder, which knows the rung before: see Results._ladder.
+    "previous": lambda k, d, t: _get(k, "vs_previous", lambda x: f"{x:,.2f}×"),
 }
 # Figures, right-aligned so that digits line up down a column.
-NUMERIC = {"time", "rate", "pct_copy", "pct_peak", "numpy", "torch"}
+NUMERIC = {
+    "time",
+    "rate",
+    "pct_copy",
+    "pct_peak",
+    "numpy",
+    "torch",
+    "pycuda",
+    "previous",
+}
 # What a post's results:table shows; the benchmarks page shows every column.
 POST_COLUMNS = [
     "version",
@@ -217,6 +326,10 @@ def target_lines(targets: list[dict], t: dict) -> str:
             )
         )
     return "\n".join(lines) + "\n"
+
+
+def ladder_plot(family: str) -> str:
+    return f"ladder-{family}"
 
 
 class DirectiveError(ValueError):
@@ -278,8 +391,40 @@ class Results:
         rows.sort(key=lambda k: (families.index(k["family"]), k["version"]))
         return kernel_table(rows, POST_COLUMNS, self.t)
 
-    def _targets(self, args, page_uri):
-        return target_lines(self.ledger["targets"], self.t)
+    def _targets(self, families, page_uri):
+        chosen = [
+            x
+            for x in self.ledger["targets"]
+            if not families or x["kernel"].rsplit("_v", 1)[0] in families
+        ]
+        if not chosen:
+            raise DirectiveError(f"{page_uri}: no recorded targets for {families}")
+        return target_lines(chosen, self.t)
+
+    def _ladder(self, args, page_uri):
+        (family,) = args
+        rows = sorted(
+            (k for k in self.ledger["kernels"].values() if k["family"] == family),
+            key=lambda k: k["version"],
+        )
+        if not rows:
+            raise DirectiveError(f"{page_uri}: nothing recorded for {family!r}")
+        rows = [
+            {**k, "vs_previous": prev["median_ms"] / k["median_ms"]} if prev else k
+            for prev, k in zip([None, *rows[:-1]], rows, strict=True)
+        ]
+        columns = ["version", "teaches", "time", "rate", "previous"]
+        if any("pct_of_copy" in k for k in rows):
+            columns.append("pct_copy")
+        columns += ["numpy", "torch"]
+        if any(k.get("speedup_vs_pycuda") for k in rows):
+            columns.append("pycuda")
+        columns.append("check")
+        table = kernel_table(rows, columns, self.t)
+        target = f"assets/plots/{ladder_plot(family)}.svg"
+        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
+        alt = self.t["ladder_alt"].format(family=family)
+        return f"{table}\n{self.t['torch_note']}\n\n![{alt}]({rel})\n"
 
     def _plot(self, args, page_uri):
         (name,) = args
@@ -290,6 +435,65 @@ class Results:
         return f"![{self.t['plot_alt']}]({rel})\n"
 
     # -- plots --------------------------------------------------------------------
+
+    def plots(self) -> dict[str, bytes]:
+        """Every plot a page may ask for, by name: the series and the ladders."""
+        found = {name: self.draw(name) for name in self.ledger["series"]}
+        families = {k["family"] for k in self.ledger["kernels"].values()}
+        for family in sorted(families):
+            found[ladder_plot(family)] = self.draw_ladder(family)
+        return found
+
+    def draw_ladder(self, family: str) -> bytes:
+        """One bar per rung (log scale: rungs differ by orders of magnitude), with
+        the copy kernel and the libraries as vertical lines."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        rows = sorted(
+            (k for k in self.ledger["kernels"].values() if k["family"] == family),
+            key=lambda k: k["version"],
+        )
+        bandwidth = "gbps" in rows[0]
+        unit, key = ("GB/s", "gbps") if bandwidth else ("GFLOP/s", "gflops")
+        work = rows[0]["bytes"] if bandwidth else rows[0]["flops"]
+        fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.6), dpi=100)
+        labels = [f"v{k['version']}" for k in rows]
+        ax.barh(labels, [k[key] for k in rows], color="#4a7ebb")
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        lines = []
+        if bandwidth:
+            peak = self.ledger["device"]["copy_peak_gbps"]
+            lines.append((peak, "copy kernel (measured peak)", "--", "black"))
+        library = {}
+        for k in rows:  # a version may have its own baseline (cuBLAS TF32)
+            if k.get("torch_ms"):
+                name = k.get("torch_baseline", family)
+                library[f"PyTorch ({name})"] = work / k["torch_ms"] / 1e6
+            if k.get("pycuda_ms"):
+                library["PyCUDA gpuarray.sum"] = work / k["pycuda_ms"] / 1e6
+        styles = iter([(":", "#c0392b"), ("-.", "#27ae60"), (":", "#8e44ad")])
+        for name, value in library.items():
+            style, color = next(styles)
+            lines.append((value, name, style, color))
+        for value, name, style, color in lines:
+            ax.axvline(value, linestyle=style, color=color, label=name)
+        ax.set_xlabel(f"{unit} at size {' x '.join(map(str, rows[0]['size']))}")
+        ax.set_title(
+            f"{family}: {self.ledger['device']['name']}, {self.ledger['run']['date']}",
+            fontsize=10,
+        )
+        ax.grid(True, axis="x", which="major", alpha=0.3)
+        if lines:
+            ax.legend(fontsize=8, loc="lower right")
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+        plt.close(fig)
+        return buf.getvalue()
 
     def draw(self, name: str) -> bytes:
         import matplotlib

@@ -323,6 +323,27 @@ inline int __ffs(int x) {
 inline int __clz(int x) {
     return x == 0 ? 32 : __builtin_clz((unsigned)x);
 }
+// Reinterpreting a value's bits (for compare-and-swap loops on floats).
+inline unsigned __float_as_uint(float x) {
+    unsigned u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+}
+inline float __uint_as_float(unsigned u) {
+    float x;
+    std::memcpy(&x, &u, sizeof x);
+    return x;
+}
+inline long long __double_as_longlong(double x) {
+    long long u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+}
+inline double __longlong_as_double(long long u) {
+    double x;
+    std::memcpy(&x, &u, sizeof x);
+    return x;
+}
 // CUDA's min and max are overloaded free functions, not std:: templates.
 inline int min(int a, int b) {
     return a < b ? a : b;
