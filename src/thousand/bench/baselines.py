@@ -124,10 +124,16 @@ BASELINE_FAMILY = {"matmul_tf32": "matmul"}
 
 
 def pycuda_ops():
-    """PyCUDA's built-in GPUArray reductions (two passes, generated kernels)."""
+    """PyCUDA's built-in GPUArray reductions (two passes, generated kernels). They
+    allocate their partial results and output on every call: a memory pool serves
+    those, as our launchers keep their scratch buffers, so neither side times
+    cudaMalloc."""
     from pycuda import gpuarray
+    from pycuda.tools import DeviceMemoryPool
+
+    pool = DeviceMemoryPool()
 
     def reduce(x):
-        return lambda: gpuarray.sum(x)
+        return lambda: gpuarray.sum(x, allocator=pool.allocate)
 
     return {"reduce": reduce}

@@ -27,6 +27,7 @@ from thousand.cuda import (
     check_block,
     check_shape,
     empty,
+    fill,
     generated_source,
     grid_stride_blocks,
     launch,
@@ -36,14 +37,16 @@ from thousand.kernels.family import Family, Version, pick
 
 OP = "reduce"
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+INDEX_LIMIT = 2**31 - 2**24
 
 
 # --8<-- [start:operator]
 @dataclass(frozen=True)
 class Operator:
-    """An associative operator: `combine` is a C expression of `a` and `b` (of the
-    element type, float or double), `identity` the value x with combine(x, a) == a,
-    `numpy` the same reduction over a NumPy array, for checking."""
+    """An associative and commutative operator (the kernels regroup and reorder
+    elements): `combine` is a C expression of `a` and `b` (float or double),
+    `identity` a value that leaves every result of combine unchanged (an empty
+    input returns it), `numpy` the same reduction over a NumPy array, for checks."""
 
     name: str
     combine: str
@@ -52,7 +55,8 @@ class Operator:
 
 
 SUM = Operator("sum", "a + b", 0.0, np.sum)
-MAX = Operator("max", "fmax(a, b)", -math.inf, np.max)
+# fmax returns the other operand when one is NaN: NaNs are skipped, as np.nanmax does
+MAX = Operator("max", "fmax(a, b)", -math.inf, np.nanmax)
 # --8<-- [end:operator]
 
 
@@ -114,6 +118,11 @@ def _checked(x, out, block, op):
         check_array(OP, "out", out, ndim=1, dtype=x.dtype)
         check_shape(OP, "out", out, (1,))
     check_block(OP, (block,))
+    if x.shape[0] > INDEX_LIMIT:  # grid-stride indices run up to n + the grid's width
+        raise ValueError(
+            f"{OP}: at most {INDEX_LIMIT:,} elements (int32 indices), "
+            f"got {x.shape[0]:,}"
+        )
     if not isinstance(op, Operator):
         raise ValueError(f"{OP}: `op` must be an Operator (SUM, MAX or your own)")
     stage = Staging(OP, x)
@@ -121,7 +130,9 @@ def _checked(x, out, block, op):
     return stage, dx, stage.output(out, (1,), x.dtype)
 
 
-def _classic(name, x, out, block, op, *, per_block, grid_for=None, sizes=None):
+def _classic(
+    name, x, out, block, op, *, per_block, grid_for=None, sizes=None, dynamic=True
+):
     """Run `name` over x, then over its partial results, until one value is left.
     Each block reduces `per_block(block)` elements (v6: a grid-stride loop)."""
     sizes = sizes or (64, 128, 256, 512, 1024)
@@ -130,13 +141,13 @@ def _classic(name, x, out, block, op, *, per_block, grid_for=None, sizes=None):
     stage, dx, d_out = _checked(x, out, block, op)
     src, n = _source(op, x.dtype), x.shape[0]
     if n == 0:
-        d_out.fill(op.identity)
+        fill(d_out, op.identity)
         return stage.result(d_out, out)
     grid_for = grid_for or (lambda count: cdiv(count, per_block(block)))
     first = grid_for(n)
     buffers = _buffers(first, x.dtype) if first > 1 else ()
     current, count, turn = dx, n, 0
-    shared = block * x.dtype.itemsize
+    shared = block * x.dtype.itemsize if dynamic else 0  # v6's array is static
     while True:
         grid = grid_for(count)
         target = d_out if grid == 1 else buffers[turn % 2]
@@ -187,6 +198,7 @@ def reduce_v6(x, out=None, block=256, op=SUM):
         per_block=lambda b: 2 * b,
         grid_for=lambda count: grid_stride_blocks(256, cdiv(count, 2)),
         sizes=(256,),
+        dynamic=False,
     )
 
 
@@ -195,7 +207,7 @@ def reduce_v7(x, out=None, block=256, op=SUM):
         raise ValueError(f"{OP}: reduce_v7 needs a multiple of 32 threads, got {block}")
     stage, dx, d_out = _checked(x, out, block, op)
     check_aligned(OP, "x", dx, 16)
-    d_out.fill(op.identity)  # every block combines its result into out[0]
+    fill(d_out, op.identity)  # every block combines its result into out[0]
     n = x.shape[0]
     if n:
         per_load = 16 // x.dtype.itemsize  # elements in one 16-byte load
