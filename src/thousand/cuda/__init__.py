@@ -22,7 +22,7 @@ from .compiler import (
     nvcc_path,
     source_path,
 )
-from .device import device_info, driver, gpu_status
+from .device import device_info, driver, gpu_status, shared_memory_optin
 from .errors import (
     CompilerMissing,
     CpuBuildError,
@@ -72,6 +72,7 @@ __all__ = [
     "median",
     "module",
     "nvcc_path",
+    "shared_memory_optin",
     "source_path",
     "time_ms",
 ]

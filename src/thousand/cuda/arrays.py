@@ -61,7 +61,8 @@ def check_block(op: str, block: tuple[int, ...], limit: int = 1024) -> None:
 
 def check_aligned(op: str, name: str, x, nbytes: int) -> None:
     """Vector loads (float4) need addresses that are multiples of their width."""
-    if is_device_array(x) and device_address(x) % nbytes:
+    # An empty GPUArray has no address at all, and nothing to load.
+    if x.size and is_device_array(x) and device_address(x) % nbytes:
         raise ValueError(
             f"{op}: `{name}` starts at a device address not aligned to {nbytes} bytes "
             "(a sliced device array?); this version uses vector loads, copy it first"

@@ -18,6 +18,7 @@ from thousand.cuda import (
     device_info,
     launch,
     on_cpu,
+    shared_memory_optin,
 )
 from thousand.kernels.family import Family, Version, pick
 
@@ -131,8 +132,18 @@ def matmul_v7(a, b, out=None, block=256):
 
 
 def matmul_v8(a, b, out=None, block=TC["threads"]):
-    if not on_cpu() and float(device_info()["compute_capability"]) < 8.0:
-        raise ValueError(f"{OP}: matmul_v8 needs TF32 tensor cores (sm_80 or later)")
+    if not on_cpu():
+        if float(device_info()["compute_capability"]) < 8.0:
+            raise ValueError(
+                f"{OP}: matmul_v8 needs TF32 tensor cores (sm_80 or later)"
+            )
+        have = shared_memory_optin()
+        if have < TC["shared"]:
+            raise ValueError(
+                f"{OP}: matmul_v8's pipeline needs {TC['shared'] // 1024} KiB of "
+                f"shared memory per block and this GPU allows {have // 1024} KiB "
+                "(A100 and H100 have enough; many GeForce cards do not)"
+            )
     return _matmul(
         "matmul_v8",
         a,
