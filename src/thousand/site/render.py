@@ -81,6 +81,7 @@ TEXT = {
         "ladder_alt": "{family} 每一级的速率，与库函数基线对比",
         "torch_note": "“占 PyTorch”一栏：PyTorch 做同一运算所用时间与本核函数之比，"
         "超过 100% 即比它快。",
+        "own_baseline": "`{kernel}` 比的是 PyTorch 的 {library}。",
         "met": "达成",
         "missed": "未达成",
         "plot_alt": "NumPy (CPU) 与 GPU 的向量加法耗时随规模的变化",
@@ -185,6 +186,7 @@ TEXT = {
         "ladder_alt": "The rate of every rung of {family} against the baselines",
         "torch_note": '"% of PyTorch": PyTorch\'s time for the same operation over '
         "this kernel's; above 100% the kernel is faster.",
+        "own_baseline": "`{kernel}` is compared with PyTorch's {library}.",
         "met": "met",
         "missed": "not met",
         "plot_alt": "Vector add time over size: NumPy on the CPU against the GPU",
@@ -328,6 +330,14 @@ def target_lines(targets: list[dict], t: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# What PyTorch runs for a baseline, as a chart legend says it.
+LIBRARY_NAMES = {
+    "matmul": "cuBLAS, TF32 off",
+    "matmul_tf32": "cuBLAS, TF32 on",
+    "reduce": "torch.sum",
+}
+
+
 def ladder_plot(family: str) -> str:
     return f"ladder-{family}"
 
@@ -424,7 +434,14 @@ class Results:
         target = f"assets/plots/{ladder_plot(family)}.svg"
         rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
         alt = self.t["ladder_alt"].format(family=family)
-        return f"{table}\n{self.t['torch_note']}\n\n![{alt}]({rel})\n"
+        note = self.t["torch_note"]
+        for k in rows:
+            if k.get("torch_baseline"):
+                note += " " + self.t["own_baseline"].format(
+                    kernel=f"{family}_v{k['version']}",
+                    library=LIBRARY_NAMES.get(k["torch_baseline"], k["torch_baseline"]),
+                )
+        return f"{table}\n{note}\n\n![{alt}]({rel})\n"
 
     def _plot(self, args, page_uri):
         (name,) = args
@@ -459,7 +476,7 @@ class Results:
         bandwidth = "gbps" in rows[0]
         unit, key = ("GB/s", "gbps") if bandwidth else ("GFLOP/s", "gflops")
         work = rows[0]["bytes"] if bandwidth else rows[0]["flops"]
-        fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.6), dpi=100)
+        fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 2.2), dpi=100)
         labels = [f"v{k['version']}" for k in rows]
         ax.barh(labels, [k[key] for k in rows], color="#4a7ebb")
         ax.invert_yaxis()
@@ -471,8 +488,8 @@ class Results:
         library = {}
         for k in rows:  # a version may have its own baseline (cuBLAS TF32)
             if k.get("torch_ms"):
-                name = k.get("torch_baseline", family)
-                library[f"PyTorch ({name})"] = work / k["torch_ms"] / 1e6
+                name = LIBRARY_NAMES.get(k.get("torch_baseline", family), family)
+                library[f"PyTorch: {name}"] = work / k["torch_ms"] / 1e6
             if k.get("pycuda_ms"):
                 library["PyCUDA gpuarray.sum"] = work / k["pycuda_ms"] / 1e6
         styles = iter([(":", "#c0392b"), ("-.", "#27ae60"), (":", "#8e44ad")])
@@ -487,8 +504,10 @@ class Results:
             fontsize=10,
         )
         ax.grid(True, axis="x", which="major", alpha=0.3)
-        if lines:
-            ax.legend(fontsize=8, loc="lower right")
+        if lines:  # under the axes, where no bar can hide behind it
+            ax.legend(
+                fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2
+            )
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="svg", metadata={"Date": None})
