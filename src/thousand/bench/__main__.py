@@ -209,20 +209,22 @@ def build_ledger(
         (b["extra_info"] for b in by_kind.get("series", [])), key=lambda e: e["n"]
     )
 
+    def outcome(what: str, best: dict, ratio: float, target: float) -> dict:
+        return {
+            "what": what,
+            "kernel": f"{best['family']}_v{best['version']}",
+            "ratio": ratio,
+            "target": target,
+            "met": ratio >= target,
+        }
+
     def versus_copy(what: str, family: str, target: float, version=None) -> dict:
         """A family's best version (or `version`) as a fraction of the copy kernel."""
         mine = [k for k in kernels.values() if k["family"] == family]
         if version is not None:
             mine = [k for k in mine if k["version"] == version]
         best = max(mine, key=lambda k: k["gbps"])
-        ratio = best["gbps"] / peak
-        return {
-            "what": what,
-            "kernel": f"{family}_v{best['version']}",
-            "ratio": ratio,
-            "target": target,
-            "met": ratio >= target,
-        }
+        return outcome(what, best, best["gbps"] / peak, target)
 
     def versus_library(what, family, key, target, versions) -> dict:
         """The fastest of `versions` against a library time `key` (torch_ms, ...)."""
@@ -233,13 +235,7 @@ def build_ledger(
         ]
         best = min(mine, key=lambda k: k["median_ms"])
         ratio = best[key] / best["median_ms"] if best.get(key) else 0.0
-        return {
-            "what": what,
-            "kernel": f"{family}_v{best['version']}",
-            "ratio": ratio,
-            "target": target,
-            "met": ratio >= target,
-        }
+        return outcome(what, best, ratio, target)
 
     reduce_all = [v.number for v in families["reduce"].versions]
     cuda_cores = [v.number for v in families["matmul"].versions if not v.gpu_only]
