@@ -9,7 +9,13 @@ import time
 import numpy as np
 import pytest
 
-from thousand.bench.baselines import BASELINE_FAMILY, NUMPY, pycuda_ops, torch_ops
+from thousand.bench.baselines import (
+    BASELINE_FAMILY,
+    NUMPY,
+    PYCUDA_BASELINES,
+    pycuda_ops,
+    torch_ops,
+)
 from thousand.bench.checks import bench_inputs, prepared_run
 from thousand.cuda import driver, median, time_ms
 from thousand.kernels.family import all_families
@@ -87,7 +93,7 @@ def test_torch_baseline(benchmark, name):
     benchmark.pedantic(lambda: (run(), torch.cuda.synchronize()), rounds=3)
 
 
-@pytest.mark.parametrize("name", sorted(pycuda_ops()))
+@pytest.mark.parametrize("name", PYCUDA_BASELINES)
 def test_pycuda_baseline(benchmark, name):
     """PyCUDA's own GPUArray method for the same operation (gpuarray.sum)."""
     family = BY_NAME[name]

@@ -123,6 +123,9 @@ def torch_ops():
 BASELINE_FAMILY = {"matmul_tf32": "matmul"}
 
 
+PYCUDA_BASELINES = ("reduce",)  # the families pycuda_ops() covers
+
+
 def pycuda_ops():
     """PyCUDA's built-in GPUArray reductions (two passes, generated kernels). They
     allocate their partial results and output on every call: a memory pool serves
