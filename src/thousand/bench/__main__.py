@@ -234,8 +234,9 @@ def build_ledger(
             if k["family"] == family and k["version"] in versions
         ]
         best = min(mine, key=lambda k: k["median_ms"])
-        ratio = best[key] / best["median_ms"] if best.get(key) else 0.0
-        return outcome(what, best, ratio, target)
+        if not best.get(key):  # that library is not on this machine: not measured
+            return None
+        return outcome(what, best, best[key] / best["median_ms"], target)
 
     reduce_all = [v.number for v in families["reduce"].versions]
     cuda_cores = [v.number for v in families["matmul"].versions if not v.gpu_only]
@@ -282,10 +283,7 @@ def build_ledger(
             tensor_cores,
         ),
     ]
-    if not torch_ms:  # no PyTorch on this machine: those targets were not measured
-        targets = [
-            t for t in targets if "torch" not in t["what"] and "cuBLAS" not in t["what"]
-        ]
+    targets = [t for t in targets if t is not None]
     return {
         "schema": L.SCHEMA,
         "device": {

@@ -20,7 +20,7 @@ from thousand.cuda import (
     on_cpu,
     shared_memory_optin,
 )
-from thousand.kernels.family import Family, Version, pick
+from thousand.kernels.family import Family, Version
 
 OP = "matmul"
 
@@ -164,7 +164,7 @@ def matmul(a, b, out=None, version=7, block=None):
     """C = a @ b (float32, row-major). The default is the fastest CUDA-core version;
     version 8 uses tensor cores in TF32 (about 3 significant digits per product)."""
     v = FAMILY.version(version)
-    return pick(FAMILY, version)(a, b, out=out, block=block or v.default_block)
+    return v.run(a, b, out=out, block=block or v.default_block)
 
 
 def make_inputs(rng, size):

@@ -413,10 +413,7 @@ class Results:
 
     def _ladder(self, args, page_uri):
         (family,) = args
-        rows = sorted(
-            (k for k in self.ledger["kernels"].values() if k["family"] == family),
-            key=lambda k: k["version"],
-        )
+        rows = self._rungs(family)
         if not rows:
             raise DirectiveError(f"{page_uri}: nothing recorded for {family!r}")
         rows = [
@@ -451,6 +448,11 @@ class Results:
         rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
         return f"![{self.t['plot_alt']}]({rel})\n"
 
+    def _rungs(self, family: str) -> list[dict]:
+        """A family's ledger entries, in version order."""
+        mine = (k for k in self.ledger["kernels"].values() if k["family"] == family)
+        return sorted(mine, key=lambda k: k["version"])
+
     # -- plots --------------------------------------------------------------------
 
     def plots(self) -> dict[str, bytes]:
@@ -469,10 +471,7 @@ class Results:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        rows = sorted(
-            (k for k in self.ledger["kernels"].values() if k["family"] == family),
-            key=lambda k: k["version"],
-        )
+        rows = self._rungs(family)
         bandwidth = "gbps" in rows[0]
         unit, key = ("GB/s", "gbps") if bandwidth else ("GFLOP/s", "gflops")
         work = rows[0]["bytes"] if bandwidth else rows[0]["flops"]
