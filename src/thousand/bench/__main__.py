@@ -27,6 +27,7 @@ import numpy as np
 
 from thousand.bench import ledger as L
 from thousand.cuda import device_info, nvcc_path
+from thousand.experiments import all_experiments, by_name
 from thousand.kernels.family import all_families, tolerance
 
 
@@ -58,10 +59,10 @@ def run_pytest(tmp: Path, extra: list[str]) -> int:
     return subprocess.run(cmd, cwd=L.ROOT, env=env).returncode
 
 
-def read_checks(junit: Path) -> tuple[dict, set, set]:
+def read_checks(junit: Path) -> tuple[dict, set, set, set]:
     """Per kernel: how many (size, block) cases ran and whether all passed; the
-    snippets and notebooks that ran."""
-    checks, snippets_ok, notebooks_ok = {}, set(), set()
+    snippets, notebooks and experiments that ran."""
+    checks, snippets_ok, notebooks_ok, experiments_ok = {}, set(), set(), set()
     for case in ET.parse(junit).iter("testcase"):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         failed = any(
@@ -82,7 +83,9 @@ def read_checks(junit: Path) -> tuple[dict, set, set]:
             snippets_ok.add(props["snippet"])
         if "notebook" in props and not failed:
             notebooks_ok.add(props["notebook"])
-    return checks, snippets_ok, notebooks_ok
+        if "experiment" in props and not failed:
+            experiments_ok.add(props["experiment"])
+    return checks, snippets_ok, notebooks_ok, experiments_ok
 
 
 def git_commit() -> str:
@@ -109,7 +112,12 @@ def nvcc_version() -> str:
 
 
 def build_ledger(
-    bench: dict, checks: dict, record_dir: Path, ok_snippets: set, ok_notebooks: set
+    bench: dict,
+    checks: dict,
+    record_dir: Path,
+    ok_snippets: set,
+    ok_notebooks: set,
+    ok_experiments: set,
 ) -> dict:
     info = device_info()
     slug = L.slug(info["name"])
@@ -203,6 +211,16 @@ def build_ledger(
         notebook_entries[key] = {
             "sha256": L.notebook_source_sha256(path),
             "output_sha256": L.sha256_of(path),
+        }
+
+    experiment_entries = {}
+    for e in all_experiments():
+        if e.name not in ok_experiments:
+            raise SystemExit(f"experiment {e.name} did not pass: not recording")
+        recorded = record_dir / "experiments" / f"{e.name}.json"
+        experiment_entries[e.name] = {
+            "sha256": e.sha256(),
+            "result": json.loads(recorded.read_text()),
         }
 
     series = sorted(
@@ -309,6 +327,7 @@ def build_ledger(
                 for e in series
             ]
         },
+        "experiments": experiment_entries,
         "targets": targets,
     }
 
@@ -338,6 +357,10 @@ def print_summary(ledger: dict) -> None:
             f"{name:<18}{size:>18}{k['median_ms']:>10.3f}{rate:>16}{pct:>8}"
             f"{vs_np:>9}{vs_t:>9}"
         )
+    for name, entry in sorted(ledger["experiments"].items()):
+        notes = by_name(name).notes
+        for key, value in entry["result"]["notes"].items():
+            print(f"{name}: {notes[key].en}: {notes[key].format.format(value)}")
     for t in ledger["targets"]:
         print(
             f"target: {t['what']}: {t['kernel']} at {100 * t['ratio']:.1f}% "
@@ -354,9 +377,9 @@ def main(argv: list[str]) -> int:
         if rc != 0:
             print(f"\nthe GPU layer failed (pytest exit {rc}): no ledger written")
             return rc
-        checks, ok_snippets, ok_notebooks = read_checks(tmp / "junit.xml")
+        checks, *ok = read_checks(tmp / "junit.xml")
         bench = json.loads((tmp / "bench.json").read_text())
-        ledger = build_ledger(bench, checks, tmp / "outputs", ok_snippets, ok_notebooks)
+        ledger = build_ledger(bench, checks, tmp / "outputs", *ok)
     path = L.write(ledger)
     print_summary(ledger)
     print(

@@ -118,6 +118,15 @@ def stale_entries(ledger: dict) -> list[str]:
         out = ROOT / entry["output"]
         if not out.exists() or sha256_of(out) != entry["output_sha256"]:
             problems.append(f"{entry['output']}: missing or not what the GPU run wrote")
+    from thousand.experiments import all_experiments
+
+    recorded = ledger.get("experiments", {})
+    for experiment in all_experiments():
+        entry = recorded.get(experiment.name)
+        if entry is None:
+            problems.append(f"experiment {experiment.name}: never run on this GPU")
+        elif entry["sha256"] != experiment.sha256():
+            problems.append(f"experiment {experiment.name}: changed since the GPU run")
     recorded = ledger.get("notebooks", {})
     for path in notebooks():
         key = path.relative_to(ROOT).as_posix()

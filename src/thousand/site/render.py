@@ -10,6 +10,8 @@ A page asks for recorded results with a directive on a line of its own:
     <!-- results:ladder reduce -->                 every rung of a family: a table with
                                                    the gain over the previous rung, and
                                                    a chart against the baselines
+    <!-- results:experiment b5-transfers -->       an experiment's chart, table and
+                                                   notes (see thousand.experiments)
 
 Every number comes from the ledger; a directive that names something the ledger
 lacks fails the build.
@@ -23,6 +25,8 @@ import posixpath
 import re
 
 from thousand.bench import ledger as L
+from thousand.experiments import by_name
+from thousand.site import experiments
 
 DIRECTIVE = re.compile(r"^<!-- results:(\w+)((?: [\w.-]+)*) -->$", re.M)
 
@@ -352,6 +356,7 @@ class Results:
     def __init__(self, slug: str, lang: str):
         self.ledger = L.load(slug)
         self.t = TEXT[lang]
+        self.lang = lang
 
     # -- directives -------------------------------------------------------------
 
@@ -448,6 +453,21 @@ class Results:
         rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
         return f"![{self.t['plot_alt']}]({rel})\n"
 
+    def _experiment(self, args, page_uri):
+        (name,) = args
+        entry = self.ledger.get("experiments", {}).get(name)
+        if entry is None:
+            raise DirectiveError(f"{page_uri}: no recorded experiment {name!r}")
+        e, result = by_name(name), entry["result"]
+        target = f"assets/plots/{experiments.plot_name(name)}.svg"
+        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
+        return (
+            f"![{e.title[self.lang]}]({rel})\n\n"
+            + experiments.table(e, result, self.lang)
+            + "\n"
+            + experiments.notes(e, result, self.lang)
+        )
+
     def _rungs(self, family: str) -> list[dict]:
         """A family's ledger entries, in version order."""
         mine = (k for k in self.ledger["kernels"].values() if k["family"] == family)
@@ -456,11 +476,19 @@ class Results:
     # -- plots --------------------------------------------------------------------
 
     def plots(self) -> dict[str, bytes]:
-        """Every plot a page may ask for, by name: the series and the ladders."""
+        """Every plot a page may ask for, by name: the series, the ladders and the
+        experiments."""
         found = {name: self.draw(name) for name in self.ledger["series"]}
         families = {k["family"] for k in self.ledger["kernels"].values()}
         for family in sorted(families):
             found[ladder_plot(family)] = self.draw_ladder(family)
+        run = f"{self.ledger['device']['name']}, {self.ledger['run']['date']}"
+        for name, entry in self.ledger.get("experiments", {}).items():
+            e = by_name(name)
+            title = f"{e.title['en']}: {run}"
+            found[experiments.plot_name(name)] = experiments.draw(
+                e, entry["result"], title
+            )
         return found
 
     def draw_ladder(self, family: str) -> bytes:

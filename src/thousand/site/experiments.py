@@ -1,0 +1,137 @@
+"""`<!-- results:experiment NAME -->`: an experiment's recorded result as a chart and
+a table, with the figures its notes describe.
+
+The chart's text is English in both languages (the build machine need not have a
+CJK font); the Chinese page gets Chinese in the table, the caption and the alt text.
+"""
+
+from __future__ import annotations
+
+import io
+
+from thousand.experiments import Experiment
+
+COLORS = ["#4a7ebb", "#c0392b", "#27ae60", "#8e44ad", "#e67e22", "#16a085", "#7f8c8d"]
+DASH = "–"
+
+
+def plot_name(name: str) -> str:
+    return f"experiment-{name}"
+
+
+def _word(e: Experiment, text: str, lang: str) -> str:
+    return e.zh.get(text, text) if lang == "zh" else text
+
+
+def _cell(value, fmt: str) -> str:
+    return DASH if value is None else fmt.format(value)
+
+
+def table(e: Experiment, result: dict, lang: str) -> str:
+    if result["kind"] == "timeline":
+        head = (
+            ["", "区间数", "忙碌时间 (ms)", "结束于 (ms)"]
+            if lang == "zh"
+            else ["", "spans", "busy (ms)", "ends at (ms)"]
+        )
+        rows = []
+        for lane, spans in result["lanes"].items():
+            busy = sum(end - start for _, start, end in spans)
+            last = max(end for _, _, end in spans)
+            rows.append(
+                [_word(e, lane, lang), str(len(spans)), f"{busy:.3f}", f"{last:.3f}"]
+            )
+    else:
+        names = list(result["series"])
+        fmt = result["y"].get("format", "{:,.3g}")
+        head = [_word(e, result["x"]["label"], lang)] + [
+            _word(e, n, lang) for n in names
+        ]
+        rows = [
+            [str(x)] + [_cell(result["series"][n][i], fmt) for n in names]
+            for i, x in enumerate(result["x"]["values"])
+        ]
+    out = [
+        "| " + " | ".join(head) + " |",
+        "|---|" + "---:|" * (len(head) - 1),
+        *("| " + " | ".join(r) + " |" for r in rows),
+    ]
+    if result["kind"] != "timeline":
+        unit = _word(e, result["y"]["label"], lang)
+        out.append("")
+        out.append(f"单位：{unit}" if lang == "zh" else f"Values: {unit}")
+    return "\n".join(out) + "\n"
+
+
+def notes(e: Experiment, result: dict, lang: str) -> str:
+    sep = "：" if lang == "zh" else ": "
+    return "".join(
+        f"- {getattr(note, lang)}{sep}**{note.format.format(result['notes'][key])}**\n"
+        for key, note in e.notes.items()
+    )
+
+
+def draw(e: Experiment, result: dict, title: str) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if result["kind"] == "timeline":
+        lanes = list(result["lanes"])
+        fig, ax = plt.subplots(figsize=(7.5, 0.55 * len(lanes) + 1.8), dpi=100)
+        kinds = sorted(
+            {label for spans in result["lanes"].values() for label, *_ in spans}
+        )
+        color = dict(zip(kinds, COLORS, strict=False))
+        for row, lane in enumerate(lanes):
+            for label, start, end in result["lanes"][lane]:
+                ax.barh(row, end - start, left=start, color=color[label], height=0.6)
+        ax.set_yticks(range(len(lanes)), lanes)
+        ax.invert_yaxis()
+        ax.set_xlabel("time (ms) from the first operation")
+        handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kinds]
+        ax.legend(
+            handles,
+            kinds,
+            fontsize=8,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.25),
+            ncol=len(kinds),
+        )
+    else:
+        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+        xs = result["x"]["values"]
+        if result["kind"] == "bars":
+            names = list(result["series"])
+            width = 0.8 / len(names)
+            for j, n in enumerate(names):
+                pos = [i + (j - (len(names) - 1) / 2) * width for i in range(len(xs))]
+                ys = [0 if v is None else v for v in result["series"][n]]
+                ax.bar(pos, ys, width=width, label=n, color=COLORS[j % len(COLORS)])
+            ax.set_xticks(range(len(xs)), [str(x) for x in xs], fontsize=8)
+        else:
+            for j, (n, ys) in enumerate(result["series"].items()):
+                pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None]
+                ax.plot(
+                    *zip(*pts, strict=True),
+                    "o-",
+                    ms=3,
+                    label=n,
+                    color=COLORS[j % len(COLORS)],
+                )
+            if result["x"].get("log"):
+                ax.set_xscale("log", base=2)
+        if result["y"].get("log"):
+            ax.set_yscale("log")
+        ax.set_xlabel(result["x"]["label"])
+        ax.set_ylabel(result["y"]["label"])
+        ax.grid(True, which="major", alpha=0.3)
+        if len(result["series"]) > 1 or result["kind"] == "lines":
+            ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return buf.getvalue()

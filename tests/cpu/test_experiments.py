@@ -1,0 +1,83 @@
+"""Experiments (thousand.experiments): declared completely, runnable, drawable.
+
+On the CPU backend an experiment runs small (quick=True) to prove its code works;
+its times are emulation times and never recorded. One that needs the hardware must
+stop with the reason it declares. The recorded results (from the GPU run) must be
+fresh (tests/cpu/test_ledger.py) and render in both languages.
+"""
+
+import pytest
+
+from thousand.bench import ledger as L
+from thousand.cuda import use_backend
+from thousand.experiments import (
+    ExperimentError,
+    Note,
+    all_experiments,
+    run,
+    validate,
+)
+from thousand.site import experiments as site
+
+EXPERIMENTS = all_experiments()
+IDS = [e.name for e in EXPERIMENTS]
+
+
+@pytest.fixture
+def cpu_backend():
+    before = use_backend("cpu")
+    yield
+    use_backend(before)
+
+
+@pytest.mark.parametrize("e", EXPERIMENTS, ids=IDS)
+def test_declared_in_both_languages(e):
+    assert e.title.keys() == {"zh", "en"} and all(e.title.values())
+    for note in e.notes.values():
+        assert isinstance(note, Note) and note.zh and note.en
+        note.format.format(1.5)
+    for family in e.families:
+        assert L.family_sources(family)[0].exists(), family
+
+
+@pytest.mark.parametrize("e", EXPERIMENTS, ids=IDS)
+def test_runs_on_the_cpu_backend_or_says_why_not(e, cpu_backend):
+    if e.gpu_only:
+        with pytest.raises(ExperimentError, match="runs only on a GPU"):
+            run(e, quick=True)
+        return
+    result = run(e, quick=True)  # validates it
+    assert site.draw(e, result, "CPU emulation").startswith(b"<?xml")
+
+
+def _recorded():
+    for path in L.ledger_files():
+        for name, entry in L.load(path).get("experiments", {}).items():
+            yield pytest.param(name, entry["result"], id=f"{path.stem}:{name}")
+
+
+@pytest.mark.parametrize("name,result", list(_recorded()))
+def test_recorded_results_render_in_both_languages(name, result):
+    e = next(x for x in EXPERIMENTS if x.name == name)
+    validate(e, result)
+    for lang in ("zh", "en"):
+        table = site.table(e, result, lang)
+        assert table.count("\n") >= 3
+        notes = site.notes(e, result, lang)
+        assert notes.count("\n") == len(e.notes)
+    assert b"<svg" in site.draw(e, result, name)
+
+
+def test_a_result_missing_its_chinese_or_its_notes_is_refused():
+    e = EXPERIMENTS[0] if EXPERIMENTS else None
+    if e is None:
+        pytest.skip("no experiments yet")
+    bad = {
+        "kind": "lines",
+        "x": {"label": "an untranslated label", "values": [1]},
+        "y": {"label": "ms"},
+        "series": {"s": [1.0]},
+        "notes": {},
+    }
+    with pytest.raises(ExperimentError, match="no Chinese|notes"):
+        validate(e, bad)
