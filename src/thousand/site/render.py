@@ -14,13 +14,16 @@ A page asks for recorded results with a directive on a line of its own:
                                                    notes (see thousand.experiments)
 
 Every number comes from the ledger; a directive that names something the ledger
-lacks fails the build.
+lacks fails the build. While a page is being written, before the GPU run that will
+record its results, THOUSAND_ALLOW_UNRECORDED=1 renders such a directive as a red
+"not recorded yet" box instead (never set in CI, so nothing unrecorded ships).
 """
 
 from __future__ import annotations
 
 import html
 import io
+import os
 import posixpath
 import re
 
@@ -366,7 +369,13 @@ class Results:
             method = getattr(self, f"_{kind}", None)
             if method is None:
                 raise DirectiveError(f"{page_uri}: unknown directive results:{kind}")
-            return method(args, page_uri)
+            try:
+                return method(args, page_uri)
+            except DirectiveError as e:
+                if os.environ.get("THOUSAND_ALLOW_UNRECORDED") != "1":
+                    raise
+                # Writing a page before its GPU run: show the gap, loudly.
+                return f'!!! danger "NOT RECORDED YET"\n\n    {e}\n'
 
         return DIRECTIVE.sub(replace, markdown)
 
