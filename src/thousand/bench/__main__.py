@@ -236,11 +236,11 @@ def build_ledger(
             "met": ratio >= target,
         }
 
-    def versus_copy(what: str, family: str, target: float, version=None) -> dict:
-        """A family's best version (or `version`) as a fraction of the copy kernel."""
+    def versus_copy(what: str, family: str, target: float, versions=None) -> dict:
+        """A family's best version (of `versions`) as a fraction of the copy kernel."""
         mine = [k for k in kernels.values() if k["family"] == family]
-        if version is not None:
-            mine = [k for k in mine if k["version"] == version]
+        if versions is not None:
+            mine = [k for k in mine if k["version"] in versions]
         best = max(mine, key=lambda k: k["gbps"])
         return outcome(what, best, best["gbps"] / peak, target)
 
@@ -267,7 +267,7 @@ def build_ledger(
             "padded shared-memory transpose vs the copy kernel, 8192 x 8192",
             "transpose",
             0.80,
-            version=3,
+            versions=(3, 4),  # the padded ones; v2 is the same tile unpadded
         ),
         versus_copy(
             "best reduction vs the copy kernel, float32, n = 2^28", "reduce", 0.90

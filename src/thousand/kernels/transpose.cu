@@ -6,7 +6,10 @@
 //     transposed read walks a column of the tile, and every float of a column sits
 //     in the same shared-memory bank: a 32-way bank conflict.
 // v3: the tile padded to 32 x 33: a column's floats fall in 32 different banks.
-// The tiled versions need blockDim.x == 32 and blockDim.y dividing 32.
+// v4: v3 with the rows per thread fixed at compile time (blocks of 32 x 8): the
+//     four loads of a thread are all issued before the first one is stored, so
+//     four times as many bytes are in flight per thread.
+// v2 and v3 need blockDim.x == 32 and blockDim.y dividing 32; v4 needs 32 x 8.
 
 #define TILE 32
 
@@ -64,3 +67,35 @@ extern "C" __global__ void transpose_v3(const float* in, float* out, int rows,
     }
 }
 // --8<-- [end:transpose-v3]
+
+// --8<-- [start:transpose-v4]
+#define ROWS 8  // blockDim.y of v4: each thread moves TILE / ROWS = 4 elements
+
+extern "C" __global__ void transpose_v4(const float* in, float* out, int rows,
+                                        int cols) {
+    __shared__ float tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    float v[TILE / ROWS];
+    // v3's loop runs to a bound known only at run time (blockDim.y), so each load
+    // waits for the store before it. Here the trip count is a constant: the loop
+    // unrolls and all four loads are in flight together.
+#pragma unroll
+    for (int k = 0; k < TILE / ROWS; ++k) {
+        int y = blockIdx.y * TILE + threadIdx.y + k * ROWS;
+        v[k] = (y < rows && x < cols) ? __ldg(&in[y * cols + x]) : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < TILE / ROWS; ++k) {
+        tile[threadIdx.y + k * ROWS][threadIdx.x] = v[k];
+    }
+    __syncthreads();
+    int ox = blockIdx.y * TILE + threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < TILE / ROWS; ++k) {
+        int oy = blockIdx.x * TILE + threadIdx.y + k * ROWS;
+        if (oy < cols && ox < rows) {
+            out[oy * rows + ox] = tile[threadIdx.x][threadIdx.y + k * ROWS];
+        }
+    }
+}
+// --8<-- [end:transpose-v4]

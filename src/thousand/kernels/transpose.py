@@ -1,4 +1,5 @@
-"""Matrix transpose: naive, shared-memory tile, padded tile (bank conflicts).
+"""Matrix transpose: naive, shared-memory tile, padded tile (bank conflicts), and
+the padded tile with its loads unrolled (bytes in flight).
 
 python -m thousand.kernels.transpose
 """
@@ -18,7 +19,7 @@ def transpose_ref(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a.T)
 
 
-def _transpose(name, a, out, block, tiled: bool):
+def _transpose(name, a, out, block, tiled: bool, fixed_block=None):
     check_array(OP, "a", a, ndim=2)  # (rows, cols)
     rows, cols = a.shape
     if out is not None:
@@ -26,6 +27,10 @@ def _transpose(name, a, out, block, tiled: bool):
         check_shape(OP, "out", out, (cols, rows))
     check_block(OP, block)
     bx, by = block
+    if fixed_block and tuple(block) != fixed_block:
+        raise ValueError(
+            f"{OP}: {name} is compiled for blocks of {fixed_block}, got {block}"
+        )
     if tiled and (bx != TILE or TILE % by):
         raise ValueError(
             f"{OP}: {name} needs blocks of (32, h) with h dividing 32, got {block}"
@@ -57,10 +62,14 @@ def transpose_v3(a, out=None, block=(32, 8)):
     return _transpose("transpose_v3", a, out, block, tiled=True)
 
 
+def transpose_v4(a, out=None, block=(32, 8)):
+    return _transpose("transpose_v4", a, out, block, tiled=True, fixed_block=(32, 8))
+
+
 # --8<-- [end:launchers]
 
 
-def transpose(a, out=None, version=3, block=(32, 8)):
+def transpose(a, out=None, version=4, block=(32, 8)):
     return pick(FAMILY, version)(a, out=out, block=block)
 
 
@@ -94,6 +103,14 @@ FAMILY = Family(
             "tile padded to 32 x 33: no bank conflicts",
             transpose_v3,
             blocks=TILED_BLOCKS,
+            default_block=(32, 8),
+        ),
+        Version(
+            4,
+            "transpose_v4",
+            "padded tile, rows per thread fixed: all loads in flight at once",
+            transpose_v4,
+            blocks=((32, 8),),
             default_block=(32, 8),
         ),
     ),

@@ -115,6 +115,9 @@ TEXT = {
             "tile padded to 32 x 33: no bank conflicts": (
                 "分块填充成 32 × 33：没有存储体冲突"
             ),
+            "padded tile, rows per thread fixed: all loads in flight at once": (
+                "填充分块，每个线程的行数编译期固定：几次读取同时在途"
+            ),
             "one block: a loop over the array in steps of blockDim": (
                 "只有一个线程块：以 blockDim 为步长循环走完整个数组"
             ),
