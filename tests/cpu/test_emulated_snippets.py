@@ -23,10 +23,26 @@ DEVICE_SPECIFIC = {
     "b1_device_query": "prints the device's own name, limits and sizes",
     "b1_timing": "prints times, which on the CPU backend are CPU emulation times",
     "b17_cpu_speed": "prints CPU emulation times, which depend on the CPU",
+    "b3_limits": "prints the device's own name, limits and SM count",
+    "b2_device": "prints the device's own SM count, warps, L2 size and bandwidth",
+    "b2_pitfalls": "prints times, which on the CPU backend are CPU emulation times",
+    "b8_sass": "prints SASS from the GPU machine's nvcc",
+    "b8_pitfalls": "prints SASS and ptxas's report from the GPU machine's nvcc",
 }
+# Snippets that disassemble with cuobjdump (and nvdisasm, which it runs): they come
+# with the CUDA toolkit, not with every nvcc (pip's has neither). Where one is
+# missing the snippet must stop with the error that names it.
+NEEDS_CUOBJDUMP = {"b8_sass", "b8_pitfalls"}
 # Snippets that need hardware the CPU backend does not emulate: on the CPU they must
 # stop with the error that says so, not print something else.
-GPU_ONLY = {"b9_tensor_cores": "runs only on a GPU"}
+GPU_ONLY = {
+    "b9_tensor_cores": "runs only on a GPU",
+    # page-locked memory, streams and DMA copies belong to the driver (B5)
+    "b5_pinned": "runs only on a GPU",
+    "b5_async": "runs only on a GPU",
+    # the SM's limits and the occupancy calculator are the CUDA driver's (B4)
+    "b4_occupancy": "runs only on a GPU",
+}
 SMALL_ERROR = re.compile(r"\d\.\de-\d\d")
 
 
@@ -50,6 +66,16 @@ def run_on_cpu(path: Path) -> subprocess.CompletedProcess:
     )
 
 
+def _have_cuobjdump() -> bool:
+    from thousand.experiments.b8_sass import ToolMissing, cuda_tool
+
+    try:
+        cuda_tool("cuobjdump"), cuda_tool("nvdisasm")
+    except ToolMissing:
+        return False
+    return True
+
+
 def comparable(line: str) -> tuple[str, list[float]]:
     """The line with small errors and driver messages taken out, and those errors."""
     errors = [float(e) for e in SMALL_ERROR.findall(line)]
@@ -63,6 +89,11 @@ def test_snippet_runs_on_cpu(path: Path):
     done = run_on_cpu(path)
     if path.stem in GPU_ONLY:
         assert done.returncode != 0 and GPU_ONLY[path.stem] in done.stderr, done.stderr
+        return
+    if path.stem in NEEDS_CUOBJDUMP and not _have_cuobjdump():
+        assert done.returncode != 0, done.stdout
+        missing = re.search(r"(cuobjdump|nvdisasm) is not installed", done.stderr)
+        assert missing, done.stderr
         return
     assert done.returncode == 0, f"{path.name} failed:\n{done.stdout}\n{done.stderr}"
     if path.stem in DEVICE_SPECIFIC:

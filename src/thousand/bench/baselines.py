@@ -44,7 +44,60 @@ def _numpy_into(op, out_shape):
     return make
 
 
+def _numpy_axpy(x, y):
+    """a * x + y as NumPy computes it: two passes, into an output made once."""
+    from thousand.kernels.axpy import A
+
+    o = np.empty_like(y)
+
+    def run():
+        np.multiply(x, np.float32(A), out=o)
+        np.add(o, y, out=o)
+        return o
+
+    return run
+
+
+def _numpy_coordinates(a):
+    """The coordinates of coordinates v3's launch (its default block), from the
+    element indices np.indices gives, divided and reduced by the block shape."""
+    from thousand.kernels.coordinates import BLOCKS
+
+    o = np.empty((6, *a.shape), np.int32)
+
+    def run():
+        z, y, x = np.indices(a.shape, dtype=np.int32)
+        for k, (p, size) in enumerate(zip((x, y, z), BLOCKS[3], strict=True)):
+            np.floor_divide(p, size, out=o[k])  # blockIdx
+            np.remainder(p, size, out=o[k + 3])  # threadIdx
+        return o
+
+    return run
+
+
+def _numpy_stencil(x, taps):
+    """np.correlate over x with R zeros on each side (its 'valid' part is n long)."""
+    from thousand.kernels.stencil import R
+
+    padded = np.zeros(x.shape[0] + 2 * R, np.float32)
+
+    def run():
+        padded[R : R + x.shape[0]] = x
+        return np.correlate(padded, taps, mode="valid")
+
+    return run
+
+
+def _numpy_divergence(x):
+    """The same turns per element, as whole-array float32 operations."""
+    from thousand.kernels.divergence import divergence_numpy
+
+    return divergence_numpy(x)
+
+
 NUMPY = {
+    "axpy": _numpy_axpy,
+    "coordinates": _numpy_coordinates,
     "copy": _numpy_into(lambda x, out: np.copyto(out, x), lambda x: x.shape),
     "vector_add": _numpy_into(np.add, lambda x, y: x.shape),
     "matrix_add": _numpy_into(np.add, lambda a, b: a.shape),
@@ -57,6 +110,20 @@ NUMPY = {
     "transpose": _numpy_into(
         lambda a, out: np.copyto(out, a.T), lambda a: a.shape[::-1]
     ),
+    "stencil": _numpy_stencil,
+    # unroll sums the columns of a (K, n) matrix: K rows added into n outputs
+    "unroll": _numpy_into(
+        lambda x, out: np.sum(x, axis=0, out=out), lambda x: x.shape[1:]
+    ),
+    # strided's benchmark runs at its default stride, 1: x[::1] is all of x
+    "strided": _numpy_into(lambda x, out: np.copyto(out, x[::1]), lambda x: x.shape),
+    # row_sum's inputs are the matrix row-major and column-major; NumPy sums `a`
+    "row_sum": _numpy_into(
+        lambda a, a_cm, out: np.sum(a, axis=1, out=out), lambda a, a_cm: a.shape[:1]
+    ),
+    "divergence": _numpy_divergence,
+    # occupancy's kernels are copies, each limited in another way
+    "occupancy": _numpy_into(lambda x, out: np.copyto(out, x), lambda x: x.shape),
 }
 
 
@@ -98,7 +165,14 @@ def torch_ops():
 
         return run
 
+    def axpy(x, y):
+        from thousand.kernels.axpy import A
+
+        o = torch.empty_like(y)
+        return lambda: torch.add(y, x, alpha=A, out=o)
+
     return {
+        "axpy": axpy,
         "copy": into(lambda x, out: out.copy_(x), lambda x: torch.empty_like(x)),
         "vector_add": into(torch.add, lambda x, y: torch.empty_like(x)),
         "matrix_add": into(torch.add, lambda a, b: torch.empty_like(a)),
@@ -114,6 +188,14 @@ def torch_ops():
         ),
         "transpose": into(
             lambda a, out: out.copy_(a.t()), lambda a: a.new_empty(a.shape[::-1])
+        ),
+        "unroll": into(
+            lambda x, out: torch.sum(x, dim=0, out=out),
+            lambda x: x.new_empty(x.shape[1]),
+        ),
+        "row_sum": into(
+            lambda a, a_cm, out: torch.sum(a, dim=1, out=out),
+            lambda a, a_cm: a.new_empty(a.shape[0]),
         ),
     }
 

@@ -5,7 +5,15 @@ the cores. See docs (track B, "CUDA on a CPU") for how and what it cannot show.
 """
 
 from . import build
-from .engine import GpuOnly, Trace, checked_mode, launch, module, workers
+from .engine import (
+    GpuOnly,
+    Trace,
+    checked_mode,
+    launch,
+    module,
+    set_constant,
+    workers,
+)
 from .memory import DeviceArray, empty, to_device
 
 __all__ = [
@@ -17,6 +25,7 @@ __all__ = [
     "empty",
     "launch",
     "module",
+    "set_constant",
     "to_device",
     "workers",
 ]

@@ -122,6 +122,26 @@ class Module:
         source = build.source_path(family).read_text()
         self.params = build.kernels_in(source)
         self._kernels: dict[str, Kernel] = {}
+        for (fam, symbol), data in _CONSTANTS.items():  # set before this build loaded
+            if fam == family:
+                self.write_constant(symbol, data)
+        _LOADED.append(self)
+
+    def write_constant(self, symbol: str, data: np.ndarray) -> None:
+        """Copy `data` (its bytes) into the library's `__constant__` variable."""
+        from thousand.cuda.constant import no_such_constant, size_mismatch
+
+        try:
+            where = getattr(self.lib, f"thousand_constant_{symbol}")
+        except AttributeError:
+            raise ValueError(no_such_constant(self.family, symbol)) from None
+        where.restype = ctypes.c_void_p
+        where.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
+        size = ctypes.c_uint64()
+        address = where(ctypes.byref(size))
+        if size.value != data.nbytes:
+            raise ValueError(size_mismatch(self.family, symbol, size.value, data))
+        ctypes.memmove(address, data.ctypes.data, data.nbytes)
 
     def kernel(self, name: str) -> Kernel:
         if name in self._kernels:
@@ -148,6 +168,20 @@ class GpuOnly(RuntimeError):
 
 
 _SETTINGS = {"checked": os.environ.get("THOUSAND_CPU_CHECKED") == "1"}
+# __constant__ memory: a family's fast and checked builds are two libraries, each
+# with its own copy of the variable; what was set goes into both, also into one that
+# loads later.
+_CONSTANTS: dict[tuple, np.ndarray] = {}
+_LOADED: list = []
+
+
+def set_constant(family: str, symbol: str, data: np.ndarray) -> None:
+    """What thousand.cuda.set_constant does on the CPU backend."""
+    data = np.ascontiguousarray(data)
+    builds = [m for m in _LOADED if m.family == family]
+    for m in builds or [module(family, _SETTINGS["checked"])]:
+        m.write_constant(symbol, data)  # checks the name and the size first
+    _CONSTANTS[(family, symbol)] = data.copy()
 
 
 @contextlib.contextmanager

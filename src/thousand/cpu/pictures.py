@@ -10,6 +10,9 @@ instruction (a source line of the kernel) and summarise what the hardware would 
   the same bank at different words are serialised: the worst bank's count is the
   n-way conflict
 
+A LaunchMap traces every block of a small 2-D launch instead: which block and which
+thread stored to each element of the output (B3's picture of the thread hierarchy).
+
 `python -m thousand.cpu.pictures` writes docs/assets/access/<name>.json; the site
 draws them (site/render.py), and a CPU test checks the files match the kernels.
 """
@@ -20,7 +23,7 @@ import json
 import shutil
 import subprocess
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +49,22 @@ class Panel:
     write: bool  # the load or the store of `buffer`
     buffer: str | None = None  # the global buffer's parameter name
     occurrence: int = 0  # which execution of that instruction by each lane
+
+
+@dataclass(frozen=True)
+class LaunchMap:
+    """One traced 2-D launch, every block: who stored to each element of `buffer`,
+    a (rows, cols) array of ints (of planes of them: the first plane is drawn)."""
+
+    title: str
+    family: str
+    kernel: str
+    make_args: callable  # () -> (grid, block, args, shared)
+    buffer: str  # the output's parameter name
+    shape: tuple[int, int]  # (rows, cols) of the array the launch covers
+    # Where the output holds what each thread says it is (block_x: plane k, ...),
+    # to check the trace against; {} for an output of anything else.
+    planes: dict = field(default_factory=dict)
 
 
 def _neuron_layer(n_out=64, n_in=40):
@@ -77,7 +96,28 @@ def _vector_add(n=100):
     return make
 
 
+def _coordinates(rows=5, cols=10, block=(4, 2)):
+    def make():
+        out = to_device(np.full((6, rows, cols), -1, np.int32))
+        grid = (-(-cols // block[0]), -(-rows // block[1]))
+        return grid, block, (out, np.int32(rows), np.int32(cols)), 0
+
+    return make
+
+
 PICTURES = {
+    "coordinates-2d": [
+        LaunchMap(
+            "coordinates_v2",
+            "coordinates",
+            "coordinates_v2",
+            _coordinates(),
+            "out",
+            (5, 10),
+            # coordinates.PLANES: blockIdx.x, .y, .z, threadIdx.x, .y, .z
+            {"block_x": 0, "block_y": 1, "thread_x": 3, "thread_y": 4},
+        ),
+    ],
     "vector-add-indexing": [
         Panel(
             "vector_add_v2: x[i]",
@@ -224,13 +264,65 @@ def warp_access(panel: Panel, t: engine.Trace) -> dict:
     return entry
 
 
+def launch_map(m: LaunchMap) -> dict:
+    """Trace every block; for each element, the block and thread whose store landed
+    there, checked against what the kernel wrote (its own blockIdx and threadIdx)."""
+    grid, block, args, shared = m.make_args()
+    grid, block = (
+        tuple(grid) + (1,) * (3 - len(grid)),
+        tuple(block) + (1,) * (3 - len(block)),
+    )
+    if grid[2] != 1 or block[2] != 1:
+        raise ValueError(f"{m.kernel}: a launch map draws 2-D launches only")
+    t = engine.Trace(blocks=int(np.prod(grid)))
+    engine.launch(m.family, m.kernel, grid, block, *args, shared=shared, trace=t)
+    r = t.records
+    index = t.buffer_names.index(m.buffer)
+    stores = r[(r["write"] == 1) & (r["shared"] == 0) & (r["buffer"] == index)]
+    rows, cols = m.shape
+    owners: dict[int, set] = {}
+    for rec in stores:  # every plane of element e is stored by e's one owner
+        e = int(rec["offset"]) // int(rec["size"]) % (rows * cols)
+        owners.setdefault(e, set()).add((int(rec["block"]), int(rec["thread"])))
+    if any(len(who) != 1 for who in owners.values()):
+        raise ValueError(f"{m.kernel}: an element was stored by two threads")
+    blocks = np.full((rows, cols), -1)
+    threads = np.full((rows, cols), -1)
+    for e, ((b, th),) in owners.items():
+        blocks.flat[e], threads.flat[e] = b, th
+    entry = {
+        "title": m.title,
+        "kernel": m.kernel,
+        "space": "launch",
+        "line": source_line(Path(t.module.lib._name), int(stores["site"][0])),
+        "grid": list(grid[:2]),
+        "block": list(block[:2]),
+        "shape": [rows, cols],
+        # -1: no thread stored there (a bug in the launch: the picture shows it)
+        "block_x": np.where(blocks < 0, -1, blocks % grid[0]).tolist(),
+        "block_y": np.where(blocks < 0, -1, blocks // grid[0]).tolist(),
+        "thread_x": np.where(threads < 0, -1, threads % block[0]).tolist(),
+        "thread_y": np.where(threads < 0, -1, threads // block[0]).tolist(),
+    }
+    if m.planes:  # the kernel stored its own blockIdx and threadIdx: must agree
+        pointers = [a for a in args if not isinstance(a, np.generic)]
+        written = pointers[index].get().reshape(-1, rows, cols)
+        for key, plane in m.planes.items():
+            if not np.array_equal(written[plane], entry[key]):
+                raise ValueError(f"{m.kernel}: {key} traced and written disagree")
+    return entry
+
+
+def record(panel) -> dict:
+    if isinstance(panel, LaunchMap):
+        return launch_map(panel)
+    return warp_access(panel, trace(panel))
+
+
 def record_all() -> dict[str, list[dict]]:
     before = use_backend("cpu")
     try:
-        return {
-            name: [warp_access(p, trace(p)) for p in panels]
-            for name, panels in PICTURES.items()
-        }
+        return {name: [record(p) for p in panels] for name, panels in PICTURES.items()}
     finally:
         use_backend(before)
 
@@ -249,10 +341,13 @@ if __name__ == "__main__":
     for path in write():
         data = json.loads(path.read_text())
         for p in data["panels"]:
-            extra = (
-                f"{p['sectors']} sectors, {p['lines']} lines, "
-                f"{100 * p['efficiency']:.0f}% used"
-                if p["space"] == "global"
-                else f"{p['conflict']}-way bank conflict"
-            )
+            if p["space"] == "launch":
+                extra = f"grid {p['grid']} of blocks {p['block']} over {p['shape']}"
+            elif p["space"] == "global":
+                extra = (
+                    f"{p['sectors']} sectors, {p['lines']} lines, "
+                    f"{100 * p['efficiency']:.0f}% used"
+                )
+            else:
+                extra = f"{p['conflict']}-way bank conflict"
             print(f"{path.name}: {p['title']} ({p['line']}): {extra}")

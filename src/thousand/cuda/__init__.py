@@ -22,6 +22,7 @@ from .compiler import (
     nvcc_path,
     source_path,
 )
+from .constant import set_constant
 from .device import device_info, driver, gpu_status, shared_memory_optin
 from .errors import (
     CompilerMissing,
@@ -72,6 +73,7 @@ __all__ = [
     "median",
     "module",
     "nvcc_path",
+    "set_constant",
     "shared_memory_optin",
     "source_path",
     "time_ms",

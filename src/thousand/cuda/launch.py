@@ -22,7 +22,9 @@ def grid_stride_blocks(block: int, n_items: int) -> int:
     return max(1, min(full, cdiv(n_items, block)))
 
 
-def launch(family: str, name: str, grid, block, *args, shared: int = 0) -> None:
+def launch(
+    family: str, name: str, grid, block, *args, shared: int = 0, stream=None
+) -> None:
     """Launch `name` from `kernels/<family>.cu`; a refused launch raises at once.
 
     The driver rejects a bad configuration (too many threads per block, a grid too
@@ -30,8 +32,18 @@ def launch(family: str, name: str, grid, block, *args, shared: int = 0) -> None:
     shape. Errors inside a running kernel surface later, at the next synchronisation.
     On the CPU backend the launch runs to completion here, and a fault inside the
     kernel raises KernelFault naming the block and thread.
+
+    `stream` (a pycuda.driver.Stream) queues the kernel on that stream instead of
+    the default one, so it can overlap copies and kernels queued on other streams.
+    The CPU backend has no streams (every launch has finished when it returns):
+    there it must be None.
     """
     if on_cpu():
+        if stream is not None:
+            raise ValueError(
+                f"{name}: stream= needs a GPU; the CPU backend runs every launch "
+                "to completion before it returns, so it has no streams"
+            )
         from thousand import cpu
 
         cpu.launch(family, name, grid, block, *args, shared=shared)
@@ -47,7 +59,7 @@ def launch(family: str, name: str, grid, block, *args, shared: int = 0) -> None:
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     block = tuple(int(b) for b in block) + (1,) * (3 - len(block))
     try:
-        fn(*args, grid=grid, block=block, shared=shared)
+        fn(*args, grid=grid, block=block, shared=shared, stream=stream)
     except drv.Error as e:
         raise RuntimeError(
             f"launch of {name} with grid={grid} block={block} failed: {e}"

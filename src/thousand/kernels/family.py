@@ -32,6 +32,10 @@ class Version:
     # The library call it is measured against, a key of bench.baselines (None: the
     # family's own), e.g. cuBLAS with TF32 on for a TF32 kernel.
     baseline: str | None = None
+    # For an output that depends on the launch and not only on the inputs (which
+    # block and thread wrote each element): ref(*inputs, block=...) checks this
+    # version instead of the family's ref. None: the family's ref.
+    ref: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class Family:
     bytes_moved: Callable[[tuple], int] | None = None  # fewest bytes through DRAM
     flops: Callable[[tuple], int] | None = None
     tolerance: float = 0.0  # max |out - ref| / max(|ref|, 1): 0 means bit-exact
+    out_dtype: type = np.float32  # what the kernels write
 
     def version(self, number: int) -> Version:
         for v in self.versions:

@@ -26,6 +26,12 @@ TEXT = {
         "{conflict} 路冲突（一次访问拆成 {conflict} 次）",
         "none": "{title}：32 个线程落在 {distinct} 个不同的存储体上，没有冲突",
         "source": "由 CPU 后端跟踪第 0 个线程块的第 0 个线程束得到（`{line}`）",
+        "launch": "{title}：{gx} × {gy} 个线程块，每块 {bx} × {by} 个线程，"
+        "盖住 {rows} 行 × {cols} 列的数组：{threads} 个线程对 {n} 个元素，"
+        "落在数组外的 {idle} 个线程被边界检查拦下，什么也不写",
+        "source_launch": "由 CPU 后端跟踪整个启动的每一次写入得到（`{line}`）："
+        "颜色是写入该元素的线程块，标注是线程的 threadIdx (x, y)；"
+        "与核函数自己写下的 blockIdx、threadIdx 逐一核对过",
     },
     "en": {
         "global": "{title}: one warp asks for {asked} bytes, spread over {sectors} "
@@ -35,6 +41,13 @@ TEXT = {
         "conflict (one access becomes {conflict})",
         "none": "{title}: 32 lanes hit {distinct} different banks: no conflict",
         "source": "traced by the CPU backend, warp 0 of block 0 (`{line}`)",
+        "launch": "{title}: a grid of {gx} × {gy} blocks of {bx} × {by} threads "
+        "over a {rows} × {cols} array: {threads} threads for {n} elements; the "
+        "bounds check stops the {idle} that fall outside, and they write nothing",
+        "source_launch": "traced by the CPU backend, every store of the whole launch "
+        "(`{line}`): the colour is the block that stored to the element, the label "
+        "the thread's threadIdx (x, y); checked against the blockIdx and threadIdx "
+        "the kernel wrote itself",
     },
 }
 
@@ -54,6 +67,21 @@ def load(name: str) -> dict:
 
 def describe(panel: dict, lang: str) -> str:
     t = TEXT[lang]
+    if panel["space"] == "launch":
+        (gx, gy), (bx, by), (rows, cols) = panel["grid"], panel["block"], panel["shape"]
+        threads = gx * gy * bx * by
+        return t["launch"].format(
+            title=f"`{panel['title']}`",
+            gx=gx,
+            gy=gy,
+            bx=bx,
+            by=by,
+            rows=rows,
+            cols=cols,
+            threads=threads,
+            n=rows * cols,
+            idle=threads - rows * cols,
+        )
     if panel["space"] == "global":
         asked = len(panel["offsets"]) * panel["bytes"]
         return t["global"].format(
@@ -77,7 +105,8 @@ def render_page(markdown: str, page_uri: str, lang: str) -> str:
         rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
         alt = "; ".join(p["title"] for p in data["panels"])
         items = [f"- {describe(p, lang)}" for p in data["panels"]]
-        source = TEXT[lang]["source"].format(
+        launch = all(p["space"] == "launch" for p in data["panels"])
+        source = TEXT[lang]["source_launch" if launch else "source"].format(
             line=", ".join(p["line"] for p in data["panels"])
         )
         return f"![{alt}]({rel})\n\n" + "\n".join(items) + f"\n\n*{source}*\n"
@@ -92,6 +121,8 @@ def draw(name: str) -> bytes:
     import matplotlib.pyplot as plt
 
     panels = load(name)["panels"]
+    if all(p["space"] == "launch" for p in panels):
+        return _draw_launch(plt, panels)
     fig, axes = plt.subplots(
         1, len(panels), figsize=(4.2 * len(panels), 3.6), dpi=100, squeeze=False
     )
@@ -121,6 +152,75 @@ def draw(name: str) -> bytes:
         ax.set_xlabel("lane (thread of the warp)")
         ax.set_title(f"{p['title']}\n{note}", fontsize=9)
         ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _draw_launch(plt, panels) -> bytes:
+    """A launch map: one cell per thread of the grid, coloured by its block, labelled
+    with its threadIdx; cells past the array's edge are the idle threads."""
+    from matplotlib.patches import Rectangle
+
+    (gx, gy), (bx, by) = panels[0]["grid"], panels[0]["block"]
+    width, height = gx * bx, gy * by  # the grid's extent in threads
+    fig, axes = plt.subplots(
+        1,
+        len(panels),
+        figsize=(0.62 * width * len(panels) + 0.8, 0.62 * height + 1.3),
+        dpi=100,
+        squeeze=False,
+    )
+    colours = plt.get_cmap("tab10").colors
+    for ax, p in zip(axes[0], panels, strict=True):
+        rows, cols = p["shape"]
+        for r in range(height):
+            for c in range(width):
+                inside = r < rows and c < cols
+                if inside and p["block_x"][r][c] >= 0:
+                    block = p["block_x"][r][c] + p["block_y"][r][c] * gx
+                    ax.add_patch(
+                        Rectangle((c, r), 1, 1, color=colours[block % 10], alpha=0.55)
+                    )
+                    label = f"{p['thread_x'][r][c]},{p['thread_y'][r][c]}"
+                    ax.text(c + 0.5, r + 0.6, label, ha="center", va="center",
+                            fontsize=8)  # fmt: skip
+                else:  # a thread past the edge (or, in a buggy launch, no writer)
+                    ax.add_patch(
+                        Rectangle(
+                            (c, r),
+                            1,
+                            1,
+                            fill=False,
+                            hatch="///",
+                            edgecolor="#bbbbbb",
+                            linewidth=0,
+                        )  # fmt: skip
+                    )
+        for k in range(gx + 1):  # block boundaries
+            ax.axvline(k * bx, color="black", linewidth=1.6)
+        for k in range(gy + 1):
+            ax.axhline(k * by, color="black", linewidth=1.6)
+        for j in range(gy):
+            for i in range(gx):
+                ax.text(i * bx + 0.08, j * by + 0.22, f"block ({i},{j})",
+                        fontsize=6.5, fontweight="bold", va="center")  # fmt: skip
+        ax.plot([0, cols, cols, 0, 0], [0, 0, rows, rows, 0], color="#c62828",
+                linewidth=2.2)  # fmt: skip
+        ax.set_xlim(0, width)
+        ax.set_ylim(height, 0)  # row 0 at the top, as the array is printed
+        ax.set_xticks([c + 0.5 for c in range(width)], range(width), fontsize=7)
+        ax.set_yticks([r + 0.5 for r in range(height)], range(height), fontsize=7)
+        ax.set_xlabel("x: column (threadIdx.x varies fastest)")
+        ax.set_ylabel("y: row")
+        ax.set_aspect("equal")
+        ax.set_title(
+            f"{p['title']}: grid ({gx}, {gy}), block ({bx}, {by}); red: the "
+            f"{rows} x {cols} array, hatched: idle threads",
+            fontsize=9,
+        )
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})

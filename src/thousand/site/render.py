@@ -96,9 +96,22 @@ TEXT = {
         "teaches_names": {
             "one thread per element": "每个线程处理一个元素",
             "grid-stride float4 copy": "网格跨步循环，float4 向量化复制",
+            "one thread per element, bounds check, one fused multiply-add": (
+                "每个线程一个元素，带边界检查，一次融合乘加"
+            ),
+            "grid-stride loop over float4, scalar tail": (
+                "float4 网格跨步循环，标量循环收尾"
+            ),
             "2-D grid of 2-D blocks, x along the rows": (
                 "二维网格、二维线程块，x 方向沿着行"
             ),
+            "1-D grid of 1-D blocks over the flattened array": (
+                "一维网格、一维线程块，数组摊平成一行来覆盖"
+            ),
+            "2-D grid of 2-D blocks over (depth * height) rows": (
+                "二维网格、二维线程块，把 depth × height 当作行数"
+            ),
+            "3-D grid of 3-D blocks (dim3)": "三维网格、三维线程块（dim3）",
             "one thread per neuron: uncoalesced rows of W": (
                 "一个线程算一个神经元：读 W 的行时访存不合并"
             ),
@@ -114,6 +127,19 @@ TEXT = {
             ),
             "tile padded to 32 x 33: no bank conflicts": (
                 "分块填充成 32 × 33：没有存储体冲突"
+            ),
+            "one thread per output, a constant stride between loads": (
+                "每个线程一个输出，相邻读取之间隔着固定的步长"
+            ),
+            "taps in global memory, through a pointer": "系数放在全局内存，经指针读取",
+            "taps in constant memory: one broadcast per warp": (
+                "系数放在常量内存：每个线程束一次广播"
+            ),
+            "constant taps, inputs staged in a shared-memory window": (
+                "常量内存系数，输入先搬进共享内存窗口"
+            ),
+            "constant taps read in a per-lane order: serialised": (
+                "常量内存系数，但每个 lane 按各自的顺序读：访问被串行化"
             ),
             "padded tile, rows per thread fixed: all loads in flight at once": (
                 "填充分块，每个线程的行数编译期固定：几次读取同时在途"
@@ -164,6 +190,42 @@ TEXT = {
             ),
             "16-byte loads, warp shuffles, one atomic per block": (
                 "16 字节读取、线程束洗牌，每个线程块一次原子操作"
+            ),
+            "a loop kept a loop (#pragma unroll 1): one load in flight": (
+                "保留循环（#pragma unroll 1）：每个线程只有一个加载在途"
+            ),
+            "#pragma unroll over a compile-time trip count: 16 loads in flight": (
+                "#pragma unroll 加编译期已知的次数：16 个加载同时在途"
+            ),
+            "unrolled by hand by 4: four accumulators and a remainder loop": (
+                "手工展开 4 次：四个累加器，外加余数循环"
+            ),
+            "template<int K>: a fully unrolled instance per K": (
+                "template<int K>：每个 K 一份完全展开的实例"
+            ),
+            "branch decided per thread: the warp runs every path, one after another": (
+                "分支按线程决定：线程束把每条路径依次走一遍"
+            ),
+            "branch decided per warp: the same work, no divergence": (
+                "分支按线程束决定：工作量相同，没有分化"
+            ),
+            "one float per thread, a shared-memory footprint that sets blocks/SM": (
+                "每线程一个 float，共享内存占用量决定每个 SM 放几个线程块"
+            ),
+            "64 floats per thread in registers: fewer warps, more loads in flight": (
+                "每线程 64 个 float 放在寄存器里：线程束更少，在途的读取更多"
+            ),
+            "v2 under __launch_bounds__(1024): 64 registers, the rest spilled": (
+                "v2 加上 __launch_bounds__(1024)：只剩 64 个寄存器，其余溢出"
+            ),
+            "one thread per row, row-major: neighbours a row apart, uncoalesced": (
+                "每行一个线程，行主序：相邻线程隔着一整行，访存不合并"
+            ),
+            "one thread per row, column-major: neighbours adjacent, coalesced": (
+                "每行一个线程，列主序：相邻线程读相邻地址，访存合并"
+            ),
+            "one warp per row, row-major: coalesced, warp-shuffle sum": (
+                "每行一个线程束，行主序：访存合并，线程束洗牌求和"
             ),
         },
     },
