@@ -14,6 +14,7 @@ pytestmark = pytest.mark.gpu
 def test_every_k(version, k, record_property):
     record_property("kernel", f"unroll_v{version}")
     record_property("size", [k, COLUMNS[-1]])
+    record_property("block", f"K = {k}, default block")  # the ledger's case key
     for n in COLUMNS:
         check(version, k, n)
 
