@@ -14,7 +14,8 @@ from thousand.cuda.compiler import KERNEL_DIR
 from thousand.kernels import all_families
 
 FAMILIES = all_families()
-CU_FILES = sorted(KERNEL_DIR.glob("*.cu"))
+# The kernel families, and the timing harness's hold kernel (thousand.cuda.timing).
+CU_FILES = sorted(KERNEL_DIR.glob("*.cu")) + [KERNEL_DIR.parent / "cuda" / "hold.cu"]
 ARCHS = ["compute_90", "compute_75"]  # Hopper, and Turing as the older target
 
 
