@@ -91,14 +91,7 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
         ax.invert_yaxis()
         ax.set_xlabel("time (ms) from the first operation")
         handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kinds]
-        ax.legend(
-            handles,
-            kinds,
-            fontsize=8,
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.25),
-            ncol=len(kinds),
-        )
+        ax.legend(handles, kinds, fontsize=8, loc="upper right", ncol=len(kinds))
     else:
         fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
         xs = result["x"]["values"]
