@@ -54,8 +54,8 @@ print(f"host clock without sync {queued:.3f} ms, with sync {waited:.3f} ms")
 print(f"time_ms, median of 10:  {events:.3f} ms")
 
 # 3. A memory-bound kernel needs enough warps in flight to cover the latency;
-#    past that, more threads only add blocks to schedule. launch() directly, so
-#    that the grid is ours to choose rather than the launcher's.
+#    past one full wave of resident blocks, more threads buy little. launch()
+#    directly, so that the grid is ours to choose rather than the launcher's.
 sms = device_info()["sm_count"]
 per_sm = device_info()["max_threads_per_sm"] // 256  # blocks of 256 resident per SM
 

@@ -8,8 +8,10 @@ already cap their occupancy, so they have fewer points.
 
 x is the occupancy the driver predicts for each kernel and footprint; y is 8n bytes
 over the median time. Little's law turns v1's point at full occupancy into the
-memory latency it implies: bytes in flight = bandwidth x latency. It counts every
-resident thread's load as in flight all the time, so the latency is an upper bound.
+memory latency it implies: bytes in flight = bandwidth x latency. Only the loads
+keep a thread waiting, so the bandwidth that pairs with them is the read half of
+the 8n bytes. It counts every resident thread's load as in flight all the time, so
+the latency is an upper bound.
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ def run(quick: bool) -> dict:
     full = max(one)  # v1's highest occupancy (100% where 8 blocks fit)
     info = device_info()
     in_flight = info["sm_count"] * full / 100 * info["max_threads_per_sm"] * FLOAT
-    latency_ns = in_flight / one[full]  # bytes / (GB/s) = ns
+    read_gbps = one[full] / 2  # a copy reads half the bytes it moves
+    latency_ns = in_flight / read_gbps  # bytes / (GB/s) = ns
     return {
         "kind": "lines",
         "x": {"label": "predicted occupancy (%)", "values": xs},
@@ -109,9 +112,10 @@ EXPERIMENT = Experiment(
             "{:,.0f}",
         ),
         "latency_ns": Note(
-            "利特尔定律反推的访存延迟上限：v1 满占用时最多在途的字节数 ÷ 带宽 (ns)",
-            "memory latency by Little's law, at most: v1's bytes in flight at its "
-            "highest occupancy (one float per thread) over its bandwidth (ns)",
+            "利特尔定律反推的访存延迟上限："
+            "v1 满占用时最多在途的读取字节数 ÷ 读带宽 (ns)",
+            "memory latency by Little's law, at most: v1's load bytes in flight at its "
+            "highest occupancy (one float per thread) over its read bandwidth (ns)",
             "{:,.0f}",
         ),
         "v1_90": Note(
