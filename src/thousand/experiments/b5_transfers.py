@@ -82,7 +82,7 @@ def copies(drv, x: np.ndarray, sizes, quick: bool) -> dict[str, list[float]]:
             for kind, src in (("pageable", x[:n]), ("pinned", pinned_in[:n])):
                 drv.memset_d32(d, 0, n)
                 h2d = partial(drv.memcpy_htod, d, src)
-                ms = median(time_ms(h2d, repeat=reps, flush_l2=False))
+                ms = median(time_ms(h2d, repeat=reps, flush_l2=False, hold=False))
                 check(f"{kind} H2D, {nbytes} B", from_device(drv, d, n), x[:n])
                 rates[f"{kind} H2D"].append(gbps(nbytes, ms))
             # d now holds x[:n]; copy it back into each kind of host memory
@@ -90,7 +90,7 @@ def copies(drv, x: np.ndarray, sizes, quick: bool) -> dict[str, list[float]]:
                 dst = host[:n]
                 dst.fill(0)
                 d2h = partial(drv.memcpy_dtoh, dst, d)
-                ms = median(time_ms(d2h, repeat=reps, flush_l2=False))
+                ms = median(time_ms(d2h, repeat=reps, flush_l2=False, hold=False))
                 check(f"{kind} D2H, {nbytes} B", dst, x[:n])
                 rates[f"{kind} D2H"].append(gbps(nbytes, ms))
     finally:
