@@ -478,7 +478,19 @@ class Results:
         if missing:
             raise DirectiveError(f"{page_uri}: nothing recorded for {sorted(missing)}")
         rows.sort(key=lambda k: (families.index(k["family"]), k["version"]))
-        return kernel_table(rows, POST_COLUMNS, self.t)
+        return kernel_table(rows, POST_COLUMNS, self.t) + self._own_baselines(rows)
+
+    def _own_baselines(self, rows: list[dict]) -> str:
+        """A line per version measured against its own library call (cuBLAS TF32)."""
+        notes = [
+            self.t["own_baseline"].format(
+                kernel=f"{k['family']}_v{k['version']}",
+                library=LIBRARY_NAMES.get(k["torch_baseline"], k["torch_baseline"]),
+            )
+            for k in rows
+            if k.get("torch_baseline")
+        ]
+        return "\n" + " ".join(notes) + "\n" if notes else ""
 
     def _targets(self, families, page_uri):
         chosen = [
@@ -510,13 +522,7 @@ class Results:
         target = f"assets/plots/{ladder_plot(family)}.svg"
         rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
         alt = self.t["ladder_alt"].format(family=family)
-        note = self.t["torch_note"]
-        for k in rows:
-            if k.get("torch_baseline"):
-                note += " " + self.t["own_baseline"].format(
-                    kernel=f"{family}_v{k['version']}",
-                    library=LIBRARY_NAMES.get(k["torch_baseline"], k["torch_baseline"]),
-                )
+        note = self.t["torch_note"] + self._own_baselines(rows).rstrip("\n")
         return f"{table}\n{note}\n\n![{alt}]({rel})\n"
 
     def _plot(self, args, page_uri):
