@@ -4,6 +4,7 @@ Without one, every GPU test is skipped and the run says so in one line, with the
 reason. Nothing else is ever skipped silently.
 """
 
+import os
 from collections import Counter
 
 import pytest
@@ -26,6 +27,14 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    shard = os.environ.get("THOUSAND_SHARD")  # python -m thousand.bench --shard K/N
+    if shard:
+        from thousand.bench.shards import parse, shard_of
+
+        k, n = parse(shard)
+        mine = [item for item in items if shard_of(item.nodeid, n) == k]
+        config.hook.pytest_deselected(items=[i for i in items if i not in mine])
+        items[:] = mine
     for item in items:
         marker = item.get_closest_marker("cpu_kernel")
         if marker:

@@ -2,6 +2,9 @@
 
 1. runs the GPU test layer (every kernel against its reference, compute-sanitizer,
    every snippet, every notebook page) and the benchmarks, in one pytest session;
+   With --shard K/N it runs one of N shards and keeps its results in
+   .bench-shards/; --merge N then builds the ledger from all of them (same GPU,
+   same commit), for machines whose commands may not run as long as one full run;
 2. only if all of it passed, writes the ledger docs/assets/results/<gpu>.json, the
    snippet outputs docs/assets/outputs/<gpu>/ and the executed notebooks
    docs/<lang>/notebooks/*.ipynb, which the pages render;
@@ -26,18 +29,21 @@ from pathlib import Path
 import numpy as np
 
 from thousand.bench import ledger as L
+from thousand.bench import shards
 from thousand.cuda import device_info, nvcc_path
 from thousand.experiments import all_experiments, by_name
 from thousand.kernels.family import all_families, tolerance
 
 
-def run_pytest(tmp: Path, extra: list[str]) -> int:
+def run_pytest(tmp: Path, extra: list[str], shard: str | None = None) -> int:
     # THOUSAND_BACKEND=gpu: nothing in the GPU run may fall back to the CPU backend.
     env = {
         **os.environ,
         "THOUSAND_RECORD_DIR": str(tmp / "outputs"),
         "THOUSAND_BACKEND": "gpu",
     }
+    if shard:  # tests/conftest.py keeps only this shard's tests
+        env["THOUSAND_SHARD"] = shard
     (tmp / "outputs").mkdir()
     cmd = [
         sys.executable,
@@ -59,11 +65,13 @@ def run_pytest(tmp: Path, extra: list[str]) -> int:
     return subprocess.run(cmd, cwd=L.ROOT, env=env).returncode
 
 
-def read_checks(junit: Path) -> tuple[dict, set, set, set]:
+def read_checks(*junits: Path) -> tuple[dict, set, set, set]:
     """Per kernel: how many (size, block) cases ran and whether all passed; the
-    snippets, notebooks and experiments that ran."""
+    snippets, notebooks and experiments that ran (over one run's or every shard's
+    junit files)."""
     checks, snippets_ok, notebooks_ok, experiments_ok = {}, set(), set(), set()
-    for case in ET.parse(junit).iter("testcase"):
+    cases = (case for junit in junits for case in ET.parse(junit).iter("testcase"))
+    for case in cases:
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         failed = any(
             case.find(tag) is not None for tag in ("failure", "error", "skipped")
@@ -368,17 +376,45 @@ def print_summary(ledger: dict) -> None:
         )
 
 
+def _option(argv: list[str], name: str) -> str | None:
+    """Take `name VALUE` out of argv (the rest goes to pytest)."""
+    if name not in argv:
+        return None
+    i = argv.index(name)
+    if i + 1 == len(argv):
+        raise SystemExit(f"{name} needs a value")
+    value = argv[i + 1]
+    del argv[i : i + 2]
+    return value
+
+
 def main(argv: list[str]) -> int:
+    argv = list(argv)
+    shard, merge = _option(argv, "--shard"), _option(argv, "--merge")
     info = device_info()  # fails here, clearly, when there is no GPU or PyCUDA
     print(f"GPU run on {info['name']}", flush=True)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        rc = run_pytest(tmp, argv)
-        if rc != 0:
-            print(f"\nthe GPU layer failed (pytest exit {rc}): no ledger written")
-            return rc
-        checks, *ok = read_checks(tmp / "junit.xml")
-        bench = json.loads((tmp / "bench.json").read_text())
+        if merge:  # every shard has run: one ledger from all of them
+            junits, bench = shards.gather(int(merge), tmp / "outputs")
+        else:
+            if shard:
+                k, n = shards.parse(shard)
+            rc = run_pytest(tmp, argv, shard)
+            if rc != 0:
+                print(f"\nthe GPU layer failed (pytest exit {rc}): no ledger written")
+                return rc
+            if shard:
+                meta = {"gpu_uuid": shards.gpu_uuid(), "commit": git_commit()}
+                kept = shards.keep(tmp, k, n, meta)
+                print(
+                    f"\nshard {shard} passed: {kept.relative_to(L.ROOT)}; when "
+                    f"every shard has run, python -m thousand.bench --merge {n}"
+                )
+                return 0
+            junits = [tmp / "junit.xml"]
+            bench = json.loads((tmp / "bench.json").read_text())
+        checks, *ok = read_checks(*junits)
         ledger = build_ledger(bench, checks, tmp / "outputs", *ok)
     path = L.write(ledger)
     print_summary(ledger)
