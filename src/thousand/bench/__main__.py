@@ -126,6 +126,7 @@ def build_ledger(
     ok_snippets: set,
     ok_notebooks: set,
     ok_experiments: set,
+    command: str = "python -m thousand.bench",
 ) -> dict:
     info = device_info()
     slug = L.slug(info["name"])
@@ -324,7 +325,7 @@ def build_ledger(
         "run": {
             "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": git_commit(),
-            "command": "python -m thousand.bench",
+            "command": command,
         },
         "kernels": kernels,
         "snippets": snippet_entries,
@@ -415,7 +416,10 @@ def main(argv: list[str]) -> int:
             junits = [tmp / "junit.xml"]
             bench = json.loads((tmp / "bench.json").read_text())
         checks, *ok = read_checks(*junits)
-        ledger = build_ledger(bench, checks, tmp / "outputs", *ok)
+        command = "python -m thousand.bench"
+        if merge:
+            command += f" --shard K/{merge} (K = 1..{merge}), then --merge {merge}"
+        ledger = build_ledger(bench, checks, tmp / "outputs", *ok, command=command)
     path = L.write(ledger)
     print_summary(ledger)
     print(
