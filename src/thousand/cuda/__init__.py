@@ -34,7 +34,7 @@ from .errors import (
     PyCudaMissing,
 )
 from .launch import cdiv, grid_stride_blocks, launch, launch_1d
-from .timing import median, time_ms
+from .timing import host_time_ms, median, time_ms
 
 __all__ = [
     "CompilerMissing",
@@ -67,6 +67,7 @@ __all__ = [
     "driver",
     "gpu_status",
     "grid_stride_blocks",
+    "host_time_ms",
     "kernel",
     "launch",
     "launch_1d",

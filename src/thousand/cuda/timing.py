@@ -65,7 +65,7 @@ def time_ms(
     """Milliseconds of `fn()` per repeat, measured with events around each call.
     hold=False for work that blocks the host until it is done (see above)."""
     if on_cpu():
-        return _cpu_time_ms(fn, warmup, repeat)
+        return host_time_ms(fn, warmup=warmup, repeat=repeat)
     drv = driver()
     flush = _flusher() if flush_l2 else None
     start, stop = drv.Event(), drv.Event()
@@ -91,7 +91,9 @@ def time_ms(
     return samples
 
 
-def _cpu_time_ms(fn, warmup: int, repeat: int) -> list[float]:
+def host_time_ms(fn, *, warmup: int = 1, repeat: int = 20) -> list[float]:
+    """Milliseconds of `fn()` per repeat on the host clock: CPU work (NumPy), and
+    every launch on the CPU backend, where a launch has finished when it returns."""
     for _ in range(warmup):
         fn()
     samples = []

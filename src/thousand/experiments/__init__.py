@@ -162,6 +162,18 @@ def labels(result: dict) -> list[str]:
     return [result["x"]["label"], result["y"]["label"], *result["series"]]
 
 
+def lane_totals(result: dict) -> dict[str, tuple[int, float, float]]:
+    """Per lane of a timeline: its spans, its busy milliseconds, when it ends."""
+    return {
+        lane: (
+            len(spans),
+            sum(end - start for _, start, end in spans),
+            max(end for _, _, end in spans),
+        )
+        for lane, spans in result["lanes"].items()
+    }
+
+
 def run(experiment: Experiment, quick: bool = False) -> dict:
     require_gpu(experiment)
     return validate(experiment, experiment.run(quick))

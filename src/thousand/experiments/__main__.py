@@ -10,16 +10,14 @@ from __future__ import annotations
 import sys
 
 from thousand.cuda import on_cpu
-from thousand.experiments import all_experiments, by_name, run
+from thousand.experiments import all_experiments, by_name, lane_totals, run
 
 
 def table(result: dict) -> str:
     if result["kind"] == "timeline":
         lines = [f"{'lane':<24}{'spans':>6}{'busy ms':>10}{'ends at ms':>12}"]
-        for lane, spans in result["lanes"].items():
-            busy = sum(end - start for _, start, end in spans)
-            last = max(end for _, _, end in spans)
-            lines.append(f"{lane:<24}{len(spans):>6}{busy:>10.3f}{last:>12.3f}")
+        for lane, (spans, busy, last) in lane_totals(result).items():
+            lines.append(f"{lane:<24}{spans:>6}{busy:>10.3f}{last:>12.3f}")
         return "\n".join(lines)
     fmt = result["y"].get("format", "{:,.3g}")
     names = list(result["series"])

@@ -11,11 +11,9 @@ column sums of `a`: every way is checked to give the same numbers.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from thousand.cuda import empty, median, on_cpu, time_ms, to_device
+from thousand.cuda import empty, host_time_ms, median, on_cpu, time_ms, to_device
 from thousand.experiments import Experiment, ExperimentError, Note
 from thousand.kernels.copy import copy
 from thousand.kernels.row_sum import row_sum
@@ -35,14 +33,7 @@ TORCH = "PyTorch (GPU)"
 
 
 def host_ms(fn, repeat: int) -> float:
-    """Median milliseconds of fn() on the host clock, after one call to warm up."""
-    fn()
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return median(samples)
+    return median(host_time_ms(fn, repeat=repeat))
 
 
 def _check(got, expected, what: str) -> None:

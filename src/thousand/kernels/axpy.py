@@ -21,6 +21,7 @@ from thousand.cuda import (
     launch,
 )
 from thousand.kernels.family import Family, Version, pick
+from thousand.kernels.vector_add import make_inputs  # x and y: the same two vectors
 
 OP = "axpy"
 A = 0.7  # the `a` the checks and benchmarks use: a * x is rarely exact in float32
@@ -114,14 +115,6 @@ def _fixed_a(launcher):
         return launcher(A, x, y, out=out, block=block)
 
     return run
-
-
-def make_inputs(rng: np.random.Generator, size: tuple) -> tuple:
-    (n,) = size
-    return (
-        rng.standard_normal(n, dtype=np.float32),
-        rng.standard_normal(n, dtype=np.float32),
-    )
 
 
 FAMILY = Family(

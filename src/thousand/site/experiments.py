@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 
-from thousand.experiments import Experiment
+from thousand.experiments import Experiment, lane_totals
 
 COLORS = ["#4a7ebb", "#c0392b", "#27ae60", "#8e44ad", "#e67e22", "#16a085", "#7f8c8d"]
 DASH = "–"
@@ -34,13 +34,10 @@ def table(e: Experiment, result: dict, lang: str) -> str:
             if lang == "zh"
             else ["", "spans", "busy (ms)", "ends at (ms)"]
         )
-        rows = []
-        for lane, spans in result["lanes"].items():
-            busy = sum(end - start for _, start, end in spans)
-            last = max(end for _, _, end in spans)
-            rows.append(
-                [_word(e, lane, lang), str(len(spans)), f"{busy:.3f}", f"{last:.3f}"]
-            )
+        rows = [
+            [_word(e, lane, lang), str(spans), f"{busy:.3f}", f"{last:.3f}"]
+            for lane, (spans, busy, last) in lane_totals(result).items()
+        ]
     else:
         names = list(result["series"])
         fmt = result["y"].get("format", "{:,.3g}")
