@@ -44,6 +44,85 @@ def _numpy_into(op, out_shape):
     return make
 
 
+def _numpy_threshold(X, w, theta):
+    s = np.empty(X.shape[0], np.float32)
+    o = np.empty(X.shape[0], np.float32)
+
+    def run():
+        np.dot(X, w, out=s)
+        np.greater_equal(s, theta[0], out=o, casting="unsafe")
+        return o
+
+    return run
+
+
+def _numpy_perceptron(X, y, w0):
+    """Rosenblatt's rule is a chain: NumPy, too, goes sample by sample."""
+    w = np.empty_like(w0)
+
+    def run():
+        w[:] = w0
+        for x_i, y_i in zip(X, y, strict=True):
+            if y_i * (np.dot(w[:-1], x_i) + w[-1]) <= 0:
+                w[:-1] += y_i * x_i
+                w[-1] += y_i
+        return w
+
+    return run
+
+
+def _numpy_bias_then(act):
+    def make(Z, b):
+        o = np.empty(Z.shape, np.float32)
+
+        def run():
+            np.add(Z, b, out=o)
+            act(o)
+            return o
+
+        return run
+
+    return make
+
+
+def _np_sigmoid_backward_into(g, y, out):
+    np.subtract(1, y, out=out)
+    out *= y
+    out *= g
+
+
+def _np_tanh_backward_into(g, y, out):
+    np.multiply(y, y, out=out)
+    np.subtract(1, out, out=out)
+    out *= g
+
+
+def _numpy_sgd(w, g, lr):
+    o = np.empty(w.shape, np.float32)
+
+    def run():
+        np.multiply(g, -lr[0], out=o)
+        np.add(o, w, out=o)
+        return o
+
+    return run
+
+
+def _numpy_softmax_xent(Z, T):
+    """The same three steps: the row's max, the exponentials' sum, p - T over M."""
+    o = np.empty(Z.shape, np.float32)
+
+    def run():
+        np.subtract(Z, Z.max(axis=1, keepdims=True), out=o)
+        np.exp(o, out=o)
+        np.divide(o, o.sum(axis=1, keepdims=True), out=o)
+        np.subtract(o, T, out=o)
+        np.divide(o, Z.shape[0], out=o)
+        return o
+
+    return run
+
+
 NUMPY = {
     "copy": _numpy_into(lambda x, out: np.copyto(out, x), lambda x: x.shape),
     "vector_add": _numpy_into(np.add, lambda x, y: x.shape),
@@ -57,6 +136,23 @@ NUMPY = {
     "transpose": _numpy_into(
         lambda a, out: np.copyto(out, a.T), lambda a: a.shape[::-1]
     ),
+    # track A's layer kernels
+    "threshold": _numpy_threshold,
+    "perceptron": _numpy_perceptron,
+    "bias_add": _numpy_into(np.add, lambda z, b: z.shape),
+    "bias_relu": _numpy_bias_then(lambda o: np.maximum(o, 0, out=o)),
+    "bias_sigmoid": _numpy_bias_then(lambda o: _np_sigmoid_into(o, o)),
+    "bias_tanh": _numpy_bias_then(lambda o: np.tanh(o, out=o)),
+    "relu_backward": _numpy_into(
+        lambda g, y, out: np.multiply(g, y > 0, out=out), lambda g, y: g.shape
+    ),
+    "sigmoid_backward": _numpy_into(_np_sigmoid_backward_into, lambda g, y: g.shape),
+    "tanh_backward": _numpy_into(_np_tanh_backward_into, lambda g, y: g.shape),
+    "col_sum": _numpy_into(
+        lambda g, out: np.sum(g, axis=0, out=out), lambda g: g.shape[1:]
+    ),
+    "sgd": _numpy_sgd,
+    "softmax_xent": _numpy_softmax_xent,
 }
 
 

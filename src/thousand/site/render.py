@@ -165,6 +165,41 @@ TEXT = {
             "16-byte loads, warp shuffles, one atomic per block": (
                 "16 字节读取、线程束洗牌，每个线程块一次原子操作"
             ),
+            # track A's layer kernels
+            "one thread per input: a weighted sum, then all or nothing": (
+                "每个线程处理一个输入：先加权求和，再全有或全无"
+            ),
+            "one block, samples in order: a tree sum per sample, then the update": (
+                "一个线程块按顺序过样本：每个样本先树形求和，再更新权重"
+            ),
+            "bias added per column, then ReLU, one thread per element": (
+                "按列加偏置再过 ReLU，每个线程一个元素"
+            ),
+            "bias added per column, then sigmoid, one thread per element": (
+                "按列加偏置再过 sigmoid，每个线程一个元素"
+            ),
+            "bias added per column, then tanh, one thread per element": (
+                "按列加偏置再过 tanh，每个线程一个元素"
+            ),
+            "bias added per column, one thread per element": (
+                "按列加偏置，每个线程一个元素"
+            ),
+            "gradient through ReLU from its output, one thread per element": (
+                "由输出算 ReLU 的梯度，每个线程一个元素"
+            ),
+            "gradient through sigmoid from its output, one thread per element": (
+                "由输出算 sigmoid 的梯度，每个线程一个元素"
+            ),
+            "gradient through tanh from its output, one thread per element": (
+                "由输出算 tanh 的梯度，每个线程一个元素"
+            ),
+            "one thread per column, walking down it: coalesced rows": (
+                "每个线程负责一列，自上而下累加：按行读取是合并访存"
+            ),
+            "one thread per parameter": "每个线程更新一个参数",
+            "one thread per row: max, sum of exponentials, then loss and gradient": (
+                "每个线程处理一行：先求最大值，再求指数和，最后写出损失和梯度"
+            ),
         },
     },
     "en": {
