@@ -1,0 +1,82 @@
+"""The NumPy twin of layers.py: the same network, the same steps, on the host.
+
+In float32 it is the CPU baseline the GPU's training time is compared with; in
+float64 it is the reference the gradient checks and the kernels' runs are judged
+against.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FORWARD = {
+    "linear": lambda z: z,
+    "relu": lambda z: np.maximum(z, 0),
+    "sigmoid": lambda z: 1 / (1 + np.exp(-z)),
+    "tanh": np.tanh,
+}
+BACKWARD = {  # f'(Z) from Y = f(Z)
+    "linear": lambda y: 1,
+    "relu": lambda y: (y > 0).astype(y.dtype),
+    "sigmoid": lambda y: y * (1 - y),
+    "tanh": lambda y: 1 - y * y,
+}
+
+
+class Dense:
+    def __init__(self, W, b, activation="linear", dtype=np.float32):
+        self.W, self.b = W.astype(dtype), b.astype(dtype)
+        self.activation = activation
+
+    def forward(self, X):
+        self.X = X
+        self.Y = FORWARD[self.activation](X @ self.W + self.b)
+        return self.Y
+
+    def backward(self, G, need_dX=True):
+        dZ = G * BACKWARD[self.activation](self.Y)
+        self.grads = [self.X.T @ dZ, dZ.sum(axis=0)]
+        return dZ @ self.W.T if need_dX else None
+
+    def params(self):
+        return [self.W, self.b]
+
+
+def softmax_xent(Z, T):
+    """Per-row losses and the gradient of their mean, with the max subtracted."""
+    s = Z - Z.max(axis=1, keepdims=True)
+    log_p = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+    return -(T * log_p).sum(axis=1), (np.exp(log_p) - T) / Z.shape[0]
+
+
+class Network:
+    def __init__(self, params, activations, dtype=np.float32):
+        self.dtype = dtype
+        self.layers = [
+            Dense(W, b, a, dtype) for (W, b), a in zip(params, activations, strict=True)
+        ]
+
+    def forward(self, X):
+        X = np.asarray(X, self.dtype)
+        for layer in self.layers:
+            X = layer.forward(X)
+        return X
+
+    def train_step(self, X, T, lr):
+        loss, G = softmax_xent(self.forward(X), np.asarray(T, self.dtype))
+        for i, layer in reversed(list(enumerate(self.layers))):
+            G = layer.backward(G, need_dX=i > 0)
+        for layer in self.layers:
+            for p, g in zip(layer.params(), layer.grads, strict=True):
+                p -= self.dtype(lr) * g
+        return loss
+
+    def logits(self, X):
+        return self.forward(X)
+
+    def mean_loss(self, X, T):
+        loss, _ = softmax_xent(self.forward(X), np.asarray(T, self.dtype))
+        return float(loss.astype(np.float64).mean())
+
+    def get_params(self):
+        return [(layer.W.copy(), layer.b.copy()) for layer in self.layers]
