@@ -130,12 +130,18 @@ class Network:
             X = layer.forward(X)
         return X  # the logits
 
-    def train_step(self, X: np.ndarray, T: np.ndarray, lr: float):
-        """One step of SGD on a batch; returns the per-row losses (on the device)."""
+    def backward(self, X: np.ndarray, T: np.ndarray):
+        """Forward, loss, backward: leaves every layer's `grads`; returns the
+        per-row losses (on the device)."""
         Z = self.forward(self.upload("X", X))
         loss, G = self.loss(Z, self.upload("T", T))
         for i, layer in reversed(list(enumerate(self.layers))):
             G = layer.backward(G, need_dX=i > 0)  # the input needs no gradient
+        return loss
+
+    def train_step(self, X: np.ndarray, T: np.ndarray, lr: float):
+        """One step of SGD on a batch; returns the per-row losses (on the device)."""
+        loss = self.backward(X, T)
         self.lr.set(np.array([lr], np.float32))
         for layer in self.layers:
             for p, g in zip(layer.params(), layer.grads, strict=True):
@@ -153,3 +159,6 @@ class Network:
 
     def get_params(self) -> list[tuple[np.ndarray, np.ndarray]]:
         return [(layer.W.get(), layer.b.get()) for layer in self.layers]
+
+    def get_grads(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [tuple(g.get() for g in layer.grads) for layer in self.layers]

@@ -53,20 +53,25 @@ def truth_table(gate: str) -> list[tuple[tuple[int, ...], int]]:
 
 
 # --8<-- [start:xor-search]
-def xor_search(limit: int = 3) -> tuple[int, list]:
-    """Try every unit with integer weights in [-limit, limit] and threshold in
-    [-2 limit, 2 limit + 1] on XOR's four inputs. Returns how many were tried and
-    those that computed XOR (none can)."""
+def search(target, limit: int = 3) -> tuple[int, list]:
+    """Try every two-input unit with integer weights in [-limit, limit] and a
+    threshold in [-2 limit, 2 limit + 1] (past these the output is constant) on the
+    four inputs; `target(a, b)` is the truth table wanted. Returns how many units
+    were tried and the (w1, w2, theta) of those that compute it."""
     X = inputs(2)
-    xor = X[:, 0] != X[:, 1]
+    wanted = np.array([target(int(a), int(b)) for a, b in X], dtype=np.float32)
     weights = range(-limit, limit + 1)
-    thetas = range(-2 * limit, 2 * limit + 2)  # beyond these, the output is constant
+    thetas = range(-2 * limit, 2 * limit + 2)
     tried, found = 0, []
     for w1, w2, theta in itertools.product(weights, weights, thetas):
         tried += 1
-        if np.array_equal(unit(X, [w1, w2], theta) == 1, xor):
+        if np.array_equal(unit(X, [w1, w2], theta), wanted):
             found.append((w1, w2, theta))
     return tried, found
+
+
+def xor_search(limit: int = 3) -> tuple[int, list]:
+    return search(lambda a, b: a ^ b, limit)
 
 
 # --8<-- [end:xor-search]
@@ -75,5 +80,6 @@ def xor_search(limit: int = 3) -> tuple[int, list]:
 if __name__ == "__main__":
     for gate in GATES:
         print(gate, truth_table(gate))
-    tried, found = xor_search()
-    print(f"XOR: {tried} units tried, {len(found)} compute it")
+    for name, target in (("AND", lambda a, b: a & b), ("XOR", lambda a, b: a ^ b)):
+        tried, found = search(target)
+        print(f"{name}: {tried} units tried, {len(found)} compute it")

@@ -62,10 +62,14 @@ class Network:
             X = layer.forward(X)
         return X
 
-    def train_step(self, X, T, lr):
+    def backward(self, X, T):
         loss, G = softmax_xent(self.forward(X), np.asarray(T, self.dtype))
         for i, layer in reversed(list(enumerate(self.layers))):
             G = layer.backward(G, need_dX=i > 0)
+        return loss
+
+    def train_step(self, X, T, lr):
+        loss = self.backward(X, T)
         for layer in self.layers:
             for p, g in zip(layer.params(), layer.grads, strict=True):
                 p -= self.dtype(lr) * g
@@ -80,3 +84,6 @@ class Network:
 
     def get_params(self):
         return [(layer.W.copy(), layer.b.copy()) for layer in self.layers]
+
+    def get_grads(self):
+        return [tuple(g.copy() for g in layer.grads) for layer in self.layers]
