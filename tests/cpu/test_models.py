@@ -274,3 +274,14 @@ def test_bad_input_is_refused(call, message):
     with pytest.raises(ValueError) as e:
         call()
     assert message in str(e.value)
+
+
+def test_training_script_says_what_it_ran_and_that_times_are_emulated(capsys):
+    from thousand.models import train
+
+    assert train.main(["mlp", "--quick", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "seed 3" in out and "split seed 0" in out
+    assert "epoch   2  training loss" in out and "epoch   3" not in out
+    assert "time ratio CPU emulation / NumPy" in out
+    assert "CPU emulation times, not GPU times" in out
