@@ -123,6 +123,64 @@ def _numpy_softmax_xent(Z, T):
     return run
 
 
+def _windows(X, R, S):
+    """X[n, p+r, q+s, c] as an array (N, P, Q, C, R, S): a view, no copy."""
+    return np.lib.stride_tricks.sliding_window_view(X, (R, S), axis=(1, 2))
+
+
+def _numpy_conv2d(X, K):
+    """What a NumPy user writes: im2col (a copy of the patches), then one matmul."""
+    R, S, C, F = K.shape
+    N, H, W, _ = X.shape
+    P, Q = H - R + 1, W - S + 1
+    Kmat = K.reshape(R * S * C, F)
+
+    def run():
+        cols = _windows(X, R, S).transpose(0, 1, 2, 4, 5, 3).reshape(N * P * Q, -1)
+        return (cols @ Kmat).reshape(N, P, Q, F)
+
+    return run
+
+
+def _numpy_conv2d_backward_data(dY, K):
+    N, P, Q, F = dY.shape
+    R, S, C, _ = K.shape
+    KT = np.ascontiguousarray(K.reshape(R * S * C, F).T)
+    dX = np.empty((N, P + R - 1, Q + S - 1, C), np.float32)
+
+    def run():
+        dcols = (dY.reshape(N * P * Q, F) @ KT).reshape(N, P, Q, R, S, C)
+        dX.fill(0)
+        for r in range(R):
+            for s in range(S):
+                dX[:, r : r + P, s : s + Q, :] += dcols[:, :, :, r, s, :]
+        return dX
+
+    return run
+
+
+def _numpy_conv2d_backward_filter(X, dY):
+    N, P, Q, F = dY.shape
+    R, S, C = X.shape[1] - P + 1, X.shape[2] - Q + 1, X.shape[3]
+
+    def run():
+        cols = _windows(X, R, S).transpose(0, 1, 2, 4, 5, 3).reshape(N * P * Q, -1)
+        return (cols.T @ dY.reshape(N * P * Q, F)).reshape(R, S, C, F)
+
+    return run
+
+
+def _numpy_avg_pool(X):
+    N, H, W, C = X.shape
+    P, Q = H // 2, W // 2
+
+    def run():
+        windows = X[:, : 2 * P, : 2 * Q, :].reshape(N, P, 2, Q, 2, C)
+        return windows.mean(axis=(2, 4), dtype=np.float32)
+
+    return run
+
+
 NUMPY = {
     "copy": _numpy_into(lambda x, out: np.copyto(out, x), lambda x: x.shape),
     "vector_add": _numpy_into(np.add, lambda x, y: x.shape),
@@ -153,6 +211,16 @@ NUMPY = {
     ),
     "sgd": _numpy_sgd,
     "softmax_xent": _numpy_softmax_xent,
+    "conv2d": _numpy_conv2d,
+    "conv2d_backward_data": _numpy_conv2d_backward_data,
+    "conv2d_backward_filter": _numpy_conv2d_backward_filter,
+    "avg_pool": _numpy_avg_pool,
+    "avg_pool_backward": _numpy_into(
+        lambda dy, out: np.copyto(
+            out, np.repeat(np.repeat(dy, 2, axis=1), 2, axis=2) * np.float32(0.25)
+        ),
+        lambda dy: (dy.shape[0], 2 * dy.shape[1], 2 * dy.shape[2], dy.shape[3]),
+    ),
 }
 
 

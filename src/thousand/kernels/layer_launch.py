@@ -15,24 +15,29 @@ from thousand.kernels.family import Family, Version
 def launch_matrix(op: str, name: str, inputs: dict, out, block: int):
     """Check, stage and launch `name(in_0, ..., out, M, N)`.
 
-    `inputs` maps each argument's name to its array, in the kernel's order: the
-    first is M x N and sets the shape; each later one is M x N too, or 1-D of N
-    values (a bias, one per column).
+    `inputs` maps each argument's name to its array, in the kernel's order. The
+    first sets the shape: its last axis has N values (the columns, or a
+    convolution's channels), the axes before it M rows in all (a batch, or the
+    batch's pixels). Each later input has the same shape, or is 1-D of N values (a
+    bias, one per column or channel).
     """
     arrays = list(inputs.items())
     first_name, first = arrays[0]
-    check_array(op, first_name, first, ndim=2)
-    M, N = first.shape
+    check_array(op, first_name, first, ndim=max(first.ndim, 2))
+    shape = tuple(first.shape)
+    N = shape[-1]
+    M = int(np.prod(shape[:-1]))
     for arg, a in arrays[1:]:
-        check_array(op, arg, a, ndim=a.ndim if a.ndim in (1, 2) else 2)
-        check_shape(op, arg, a, (N,) if a.ndim == 1 else (M, N))
+        want = (N,) if a.ndim == 1 else shape
+        check_array(op, arg, a, ndim=len(want))
+        check_shape(op, arg, a, want)
     if out is not None:
-        check_array(op, "out", out, ndim=2)
-        check_shape(op, "out", out, (M, N))
+        check_array(op, "out", out, ndim=len(shape))
+        check_shape(op, "out", out, shape)
     check_block(op, (block,))
     stage = Staging(op, *(a for _, a in arrays))
     d_in = stage.inputs()
-    d_out = stage.output(out, (M, N))
+    d_out = stage.output(out, shape)
     if M and N:
         grid = (cdiv(M * N, block),)
         launch(op, name, grid, (block,), *d_in, d_out, np.int32(M), np.int32(N))
@@ -63,3 +68,21 @@ def matrix_family(
         bytes_moved=bytes_moved,
         tolerance=tolerance,
     )
+
+
+# Scratch buffers of the launchers that run more than one kernel (im2col + GEMM),
+# kept between calls so that a timed call measures kernels, not cudaMalloc.
+_scratch: dict = {}
+
+
+def scratch(op: str, name: str, shape: tuple):
+    """A device array of `shape`, carved from a buffer kept for (op, name) that
+    grows when a call needs more."""
+    from thousand.cuda import backend, empty
+
+    n = int(np.prod(shape))
+    key = (backend(), op, name)
+    have = _scratch.get(key)
+    if have is None or have.shape[0] < n:
+        have = _scratch[key] = empty((max(n, 1),), np.float32)
+    return have[:n].reshape(shape)

@@ -200,6 +200,30 @@ TEXT = {
             "one thread per row: max, sum of exponentials, then loss and gradient": (
                 "每个线程处理一行：先求最大值，再求指数和，最后写出损失和梯度"
             ),
+            "direct: one thread per output, a loop over the window": (
+                "直接卷积：每个线程算一个输出，循环走完整个窗口"
+            ),
+            "im2col: patches as rows of a matrix, then the GEMM": (
+                "im2col：把每个图块展开成矩阵的一行，再做一次 GEMM"
+            ),
+            "direct: one thread per input pixel, gathering from its outputs": (
+                "直接法：每个线程负责一个输入像素，从它参与的输出收集梯度"
+            ),
+            "GEMM to patch gradients, then col2im gathers them": (
+                "先用 GEMM 算出图块的梯度，再由 col2im 收集回输入"
+            ),
+            "direct: one thread per weight, a loop over every output pixel": (
+                "直接法：每个线程负责一个权重，循环遍历所有输出像素"
+            ),
+            "transposed patches, then the GEMM sums over the pixels": (
+                "先写出转置的图块矩阵，再由 GEMM 对所有像素求和"
+            ),
+            "one thread per output: the mean of a 2 x 2 window": (
+                "每个线程算一个输出：2 × 2 窗口的平均值"
+            ),
+            "one thread per input: a quarter of its window's gradient": (
+                "每个线程算一个输入：分到所在窗口梯度的四分之一"
+            ),
         },
     },
     "en": {
