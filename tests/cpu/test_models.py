@@ -182,9 +182,10 @@ def test_network_gradients_match_finite_differences():
     params = [(W, rng.standard_normal(b.shape).astype(np.float32)) for W, b in params]
     X = rng.standard_normal((7, 4)).astype(np.float32)
     T = one_hot(rng.integers(0, 3, 7), 3)
-    net = layers.Network(params, mlp.activations(sizes, hidden))
+    acts = mlp.activations(sizes, hidden)
+    net = layers.Network(layers.dense_layers(params, acts))
     net.backward(X, T)
-    ref = twin.Network(params, mlp.activations(sizes, hidden), np.float64)
+    ref = twin.Network(twin.dense_layers(params, acts, np.float64), np.float64)
     for layer, (dW, db) in zip(ref.layers, net.get_grads(), strict=True):
 
         def loss():

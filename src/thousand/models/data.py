@@ -59,3 +59,15 @@ def digits(test_fraction: float = 0.25):
 
 
 # --8<-- [end:digits]
+
+
+# --8<-- [start:images]
+def as_images(X: np.ndarray, scale: int = 4) -> np.ndarray:
+    """Rows of 64 pixels to NHWC images, each pixel repeated into a scale x scale
+    block: 8 x 8 digits become the 32 x 32 inputs LeNet-5 was drawn for."""
+    images = X.reshape(-1, 8, 8)
+    images = np.repeat(np.repeat(images, scale, axis=1), scale, axis=2)
+    return np.ascontiguousarray(images[..., None], dtype=np.float32)  # (N, H, W, 1)
+
+
+# --8<-- [end:images]

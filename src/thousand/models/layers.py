@@ -11,11 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from thousand.cuda import empty, to_device
+from thousand.kernels.avg_pool import avg_pool
+from thousand.kernels.avg_pool_backward import avg_pool_backward
 from thousand.kernels.bias_add import bias_add
 from thousand.kernels.bias_relu import bias_relu
 from thousand.kernels.bias_sigmoid import bias_sigmoid
 from thousand.kernels.bias_tanh import bias_tanh
 from thousand.kernels.col_sum import col_sum
+from thousand.kernels.conv2d import conv2d
+from thousand.kernels.conv2d_backward_data import conv2d_backward_data
+from thousand.kernels.conv2d_backward_filter import conv2d_backward_filter
 from thousand.kernels.matmul import matmul
 from thousand.kernels.relu_backward import relu_backward
 from thousand.kernels.sgd import sgd
@@ -107,14 +112,93 @@ class SoftmaxCrossEntropy:
         return loss, dZ
 
 
+# --8<-- [start:conv]
+class Conv2D:
+    """Y = f(conv2d(X, K) + b) on NHWC batches; K is R x S x C x F, b has F values.
+    `version` picks the kernels: 1 direct, 2 im2col + GEMM (forward and backward)."""
+
+    def __init__(self, K, b, activation="tanh", version: int = 2):
+        if activation not in FORWARD:
+            raise ValueError(f"activation must be one of {sorted(FORWARD)}")
+        self.K, self.b = to_device(K), to_device(b)
+        self.activation, self.version = activation, version
+        self.buf = Buffers()
+
+    def forward(self, X):
+        (N, H, W, _), (R, S, _, F) = X.shape, self.K.shape
+        Y = self.buf("Y", (N, H - R + 1, W - S + 1, F))
+        conv2d(X, self.K, out=Y, version=self.version)
+        FORWARD[self.activation](Y, self.b, out=Y)  # the bias per channel
+        self.X, self.Y = X, Y
+        return Y
+
+    def backward(self, G, need_dX: bool = True):
+        dZ = G
+        if self.activation != "linear":
+            dZ = BACKWARD[self.activation](G, self.Y, out=self.buf("dZ", G.shape))
+        v = self.version
+        dK = conv2d_backward_filter(
+            self.X, dZ, out=self.buf("dK", self.K.shape), version=v
+        )
+        N, P, Q, F = dZ.shape
+        db = col_sum(dZ.reshape(N * P * Q, F), out=self.buf("db", (F,)))
+        self.grads = [dK, db]
+        if not need_dX:
+            return None
+        dX = self.buf("dX", self.X.shape)
+        return conv2d_backward_data(dZ, self.K, out=dX, version=v)
+
+    def params(self):
+        return [self.K, self.b]
+
+
+class AvgPool:
+    """2 x 2 average pooling, stride 2; no parameters."""
+
+    def __init__(self):
+        self.buf, self.grads = Buffers(), []
+
+    def forward(self, X):
+        N, H, W, C = X.shape
+        self.X_shape = tuple(X.shape)
+        return avg_pool(X, out=self.buf("Y", (N, H // 2, W // 2, C)))
+
+    def backward(self, G, need_dX: bool = True):
+        return avg_pool_backward(G, out=self.buf("dX", self.X_shape))
+
+    def params(self):
+        return []
+
+
+class Flatten:
+    """(N, ...) to (N, everything else): a new view of the same memory."""
+
+    grads: list = []
+
+    def forward(self, X):
+        self.X_shape = tuple(X.shape)
+        return X.reshape(X.shape[0], int(np.prod(X.shape[1:])))
+
+    def backward(self, G, need_dX: bool = True):
+        return G.reshape(self.X_shape)
+
+    def params(self):
+        return []
+
+
+# --8<-- [end:conv]
+
+
+def dense_layers(params, activations) -> list:
+    return [Dense(W, b, a) for (W, b), a in zip(params, activations, strict=True)]
+
+
 # --8<-- [start:network]
 class Network:
-    """Dense layers in a row, trained with softmax cross-entropy and plain SGD."""
+    """Layers in a row, trained with softmax cross-entropy and plain SGD."""
 
-    def __init__(self, params, activations):
-        self.layers = [
-            Dense(W, b, a) for (W, b), a in zip(params, activations, strict=True)
-        ]
+    def __init__(self, layers: list):
+        self.layers = layers
         self.loss = SoftmaxCrossEntropy()
         self.lr = to_device(np.zeros(1, np.float32))  # read by the sgd kernel
         self.buf = Buffers()
@@ -157,8 +241,9 @@ class Network:
         loss, _ = self.loss(self.forward(self.upload("X_eval", X)), self.upload("T", T))
         return float(loss.get().astype(np.float64).mean())
 
-    def get_params(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [(layer.W.get(), layer.b.get()) for layer in self.layers]
+    def get_params(self) -> list[tuple]:
+        """Each layer's parameters on the host (an empty tuple for a pool)."""
+        return [tuple(p.get() for p in layer.params()) for layer in self.layers]
 
-    def get_grads(self) -> list[tuple[np.ndarray, np.ndarray]]:
+    def get_grads(self) -> list[tuple]:
         return [tuple(g.get() for g in layer.grads) for layer in self.layers]

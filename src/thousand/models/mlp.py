@@ -43,11 +43,13 @@ def activations(sizes: list[int], hidden: str) -> list[str]:
 
 
 def network(sizes, hidden, seed, gain=2.0) -> layers.Network:
-    return layers.Network(init(sizes, seed, gain), activations(sizes, hidden))
+    acts = activations(sizes, hidden)
+    return layers.Network(layers.dense_layers(init(sizes, seed, gain), acts))
 
 
 def network_twin(sizes, hidden, seed, gain=2.0, dtype=np.float32) -> twin.Network:
-    return twin.Network(init(sizes, seed, gain), activations(sizes, hidden), dtype)
+    acts = activations(sizes, hidden)
+    return twin.Network(twin.dense_layers(init(sizes, seed, gain), acts, dtype), dtype)
 
 
 def accuracy(net, X: np.ndarray, labels: np.ndarray) -> float:

@@ -42,6 +42,83 @@ class Dense:
         return [self.W, self.b]
 
 
+class Conv2D:
+    """NHWC convolution as a NumPy user writes it: the patches, then a matmul."""
+
+    def __init__(self, K, b, activation="tanh", dtype=np.float32):
+        self.K, self.b = K.astype(dtype), b.astype(dtype)
+        self.activation = activation
+
+    def forward(self, X):
+        R, S, C, F = self.K.shape
+        N, H, W, _ = X.shape
+        P, Q = H - R + 1, W - S + 1
+        windows = np.lib.stride_tricks.sliding_window_view(X, (R, S), axis=(1, 2))
+        # (N, P, Q, C, R, S) -> one row (r, s, c) per output pixel
+        self.cols = windows.transpose(0, 1, 2, 4, 5, 3).reshape(N * P * Q, R * S * C)
+        Z = (self.cols @ self.K.reshape(R * S * C, F)).reshape(N, P, Q, F)
+        self.X_shape = X.shape
+        self.Y = FORWARD[self.activation](Z + self.b)
+        return self.Y
+
+    def backward(self, G, need_dX=True):
+        R, S, C, F = self.K.shape
+        N, H, W, _ = self.X_shape
+        P, Q = H - R + 1, W - S + 1
+        dZ = (G * BACKWARD[self.activation](self.Y)).reshape(N * P * Q, F)
+        self.grads = [(self.cols.T @ dZ).reshape(self.K.shape), dZ.sum(axis=0)]
+        if not need_dX:
+            return None
+        dcols = (dZ @ self.K.reshape(R * S * C, F).T).reshape(N, P, Q, R, S, C)
+        dX = np.zeros(self.X_shape, dZ.dtype)
+        for r in range(R):
+            for s in range(S):
+                dX[:, r : r + P, s : s + Q, :] += dcols[:, :, :, r, s, :]
+        return dX
+
+    def params(self):
+        return [self.K, self.b]
+
+
+class AvgPool:
+    grads: list = []
+
+    def forward(self, X):
+        N, H, W, C = X.shape
+        self.X_shape = X.shape
+        P, Q = H // 2, W // 2
+        return X[:, : 2 * P, : 2 * Q].reshape(N, P, 2, Q, 2, C).mean(axis=(2, 4))
+
+    def backward(self, G, need_dX=True):
+        dX = np.zeros(self.X_shape, G.dtype)
+        up = np.repeat(np.repeat(G, 2, axis=1), 2, axis=2) / 4
+        dX[:, : up.shape[1], : up.shape[2]] = up
+        return dX
+
+    def params(self):
+        return []
+
+
+class Flatten:
+    grads: list = []
+
+    def forward(self, X):
+        self.X_shape = X.shape
+        return X.reshape(X.shape[0], -1)
+
+    def backward(self, G, need_dX=True):
+        return G.reshape(self.X_shape)
+
+    def params(self):
+        return []
+
+
+def dense_layers(params, activations, dtype=np.float32) -> list:
+    return [
+        Dense(W, b, a, dtype) for (W, b), a in zip(params, activations, strict=True)
+    ]
+
+
 def softmax_xent(Z, T):
     """Per-row losses and the gradient of their mean, with the max subtracted."""
     s = Z - Z.max(axis=1, keepdims=True)
@@ -50,11 +127,8 @@ def softmax_xent(Z, T):
 
 
 class Network:
-    def __init__(self, params, activations, dtype=np.float32):
-        self.dtype = dtype
-        self.layers = [
-            Dense(W, b, a, dtype) for (W, b), a in zip(params, activations, strict=True)
-        ]
+    def __init__(self, layers, dtype=np.float32):
+        self.layers, self.dtype = layers, dtype
 
     def forward(self, X):
         X = np.asarray(X, self.dtype)
@@ -83,7 +157,7 @@ class Network:
         return float(loss.astype(np.float64).mean())
 
     def get_params(self):
-        return [(layer.W.copy(), layer.b.copy()) for layer in self.layers]
+        return [tuple(p.copy() for p in layer.params()) for layer in self.layers]
 
     def get_grads(self):
         return [tuple(g.copy() for g in layer.grads) for layer in self.layers]
