@@ -286,3 +286,16 @@ def test_training_script_says_what_it_ran_and_that_times_are_emulated(capsys):
     assert "epoch   2  training loss" in out and "epoch   3" not in out
     assert "time ratio CPU emulation / NumPy" in out
     assert "CPU emulation times, not GPU times" in out
+
+
+def test_training_lenet_runs_the_kernels_and_the_twin_alike():
+    from thousand.models import train
+
+    lines = []
+    r = train.train(
+        "lenet", seed=0, epochs=1, train_limit=64, test_limit=40, log=lines.append
+    )
+    assert "LeNet-5" in lines[0] and "x 0.95^(epoch-1)" in lines[0]
+    assert lines[1].startswith("digits: 64 training, 40 held out")
+    assert r["curve"]["epoch"] == [1] and r["kernel_seconds"] > 0
+    assert r["accuracy"] == r["numpy_accuracy"]  # two steps: the same predictions

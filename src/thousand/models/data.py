@@ -62,11 +62,15 @@ def digits(test_fraction: float = 0.25):
 
 
 # --8<-- [start:images]
-def as_images(X: np.ndarray, scale: int = 4) -> np.ndarray:
-    """Rows of 64 pixels to NHWC images, each pixel repeated into a scale x scale
-    block: 8 x 8 digits become the 32 x 32 inputs LeNet-5 was drawn for."""
+def as_images(X: np.ndarray, scale: int = 3, pad: int = 4) -> np.ndarray:
+    """Rows of 64 pixels to NHWC images for LeNet-5: each pixel repeated into a
+    scale x scale block, then a border of `pad` zeros, so 8 x 8 digits become 24 x 24
+    ones centred in the 32 x 32 field the network was drawn for (LeCun et al. centred
+    MNIST's 28 x 28 digits in 32 x 32 the same way, so that strokes near the edge
+    still reach the middle of C1's 5 x 5 windows)."""
     images = X.reshape(-1, 8, 8)
     images = np.repeat(np.repeat(images, scale, axis=1), scale, axis=2)
+    images = np.pad(images, ((0, 0), (pad, pad), (pad, pad)))
     return np.ascontiguousarray(images[..., None], dtype=np.float32)  # (N, H, W, 1)
 
 

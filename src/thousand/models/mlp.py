@@ -57,12 +57,26 @@ def accuracy(net, X: np.ndarray, labels: np.ndarray) -> float:
 
 
 # --8<-- [start:fit]
-def fit(net, X, labels, *, epochs, batch, lr, seed, X_test=None, y_test=None, log=None):
-    """Minibatch SGD on softmax cross-entropy. The batches come in an order drawn
-    from `seed`, the same for any network given the same seed. After each epoch
-    `log(epoch, train_loss, test_accuracy)` is called when given. Returns the
-    seconds spent in training steps (evaluation not counted; the device is
-    synchronised before the clock stops)."""
+def fit(
+    net,
+    X,
+    labels,
+    *,
+    epochs,
+    batch,
+    lr,
+    seed,
+    decay=1.0,
+    X_test=None,
+    y_test=None,
+    log=None,
+):
+    """Minibatch SGD on softmax cross-entropy, the learning rate lr * decay^(e - 1)
+    in epoch e. The batches come in an order drawn from `seed`, the same for any
+    network given the same seed. After each epoch `log(epoch, train_loss,
+    test_accuracy)` is called when given. Returns the seconds spent in training
+    steps (evaluation not counted; the device is synchronised before the clock
+    stops)."""
     rng = np.random.default_rng(seed)
     classes = int(labels.max()) + 1
     T = one_hot(labels, classes)
@@ -72,7 +86,7 @@ def fit(net, X, labels, *, epochs, batch, lr, seed, X_test=None, y_test=None, lo
         start = time.perf_counter()
         for i in range(0, len(X), batch):
             rows = order[i : i + batch]
-            net.train_step(X[rows], T[rows], lr)
+            net.train_step(X[rows], T[rows], lr * decay ** (epoch - 1))
         synchronize()
         seconds += time.perf_counter() - start
         if log is not None:

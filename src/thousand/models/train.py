@@ -1,11 +1,12 @@
 """Train a model of track A on the digits, on the kernels, and the same model in
 NumPy on the CPU; print the curve, the held-out accuracy and the time ratio.
 
-    python -m thousand.models.train mlp [--seed 0] [--epochs 30] [--quick]
+    python -m thousand.models.train mlp|lenet [--seed 0] [--epochs N] [--quick]
 
 The seed (weights and batch order) is printed; the held-out split is fixed
 (data.SPLIT_SEED). On the CPU backend the kernels run in emulation: the script says
-so, and --quick trains for 2 epochs so that it finishes in seconds.
+so, and --quick trains for 2 epochs (LeNet-5 on 256 images only) so that it
+finishes in seconds.
 """
 
 from __future__ import annotations
@@ -16,21 +17,48 @@ import sys
 import numpy as np
 
 from thousand.cuda import backend, on_cpu, timing_label
-from thousand.models import mlp
+from thousand.models import lenet, mlp
 from thousand.models.data import SPLIT_SEED, digits
 
+# --8<-- [start:models]
+MODELS = {
+    "mlp": {
+        "describe": f"MLP {' -> '.join(map(str, mlp.DIGITS_SIZES))}, "
+        f"hidden {mlp.DIGITS_HIDDEN}",
+        "data": digits,
+        "network": lambda seed: mlp.network(mlp.DIGITS_SIZES, mlp.DIGITS_HIDDEN, seed),
+        "twin": lambda seed: mlp.network_twin(
+            mlp.DIGITS_SIZES, mlp.DIGITS_HIDDEN, seed
+        ),
+        "settings": mlp.DIGITS_SETTINGS,
+    },
+    "lenet": {
+        "describe": "LeNet-5 (C1 S2 C3 S4 C5 F6), tanh, 32 x 32 inputs",
+        "data": lenet.digit_images,
+        "network": lenet.network,
+        "twin": lenet.network_twin,
+        "settings": lenet.SETTINGS,
+    },
+}
+# --8<-- [end:models]
 QUICK_EPOCHS = 2
+QUICK_LIMIT = {"mlp": None, "lenet": 256}  # training images in a --quick run
 
 
-# --8<-- [start:train-mlp]
-def train_mlp(seed: int = 0, epochs: int | None = None, log=print) -> dict:
-    """The MLP of A4 on the digits: kernels first, then its NumPy twin (float32,
-    same weights, same batches). Returns the curve and the figures."""
-    X_train, X_test, y_train, y_test = digits()
-    settings = {**mlp.DIGITS_SETTINGS, **({"epochs": epochs} if epochs else {})}
+# --8<-- [start:train]
+def train(name: str, seed=0, epochs=None, train_limit=None, test_limit=None, log=print):
+    """Train model `name` on the digits: kernels first, then its NumPy twin
+    (float32, same weights, same batches). Returns the curve and the figures.
+    The limits take the first images of each set (for short runs)."""
+    m = MODELS[name]
+    X_train, X_test, y_train, y_test = m["data"]()
+    X_train, y_train = X_train[:train_limit], y_train[:train_limit]
+    X_test, y_test = X_test[:test_limit], y_test[:test_limit]
+    settings = {**m["settings"], **({"epochs": epochs} if epochs else {})}
     log(
-        f"MLP {' -> '.join(map(str, mlp.DIGITS_SIZES))}, hidden {mlp.DIGITS_HIDDEN}, "
-        f"softmax cross-entropy, SGD lr {settings['lr']}, batch {settings['batch']}"
+        f"{m['describe']}; softmax cross-entropy, SGD lr {settings['lr']}"
+        + (f" x {settings['decay']}^(epoch-1)" if settings.get("decay", 1) != 1 else "")
+        + f", batch {settings['batch']}, {settings['epochs']} epochs"
     )
     log(
         f"digits: {len(X_train)} training, {len(X_test)} held out "
@@ -43,12 +71,15 @@ def train_mlp(seed: int = 0, epochs: int | None = None, log=print) -> dict:
             curve[key].append(value)
         log(f"epoch {epoch:3d}  training loss {loss:.4f}  held-out {acc:6.2%}")
 
-    net = mlp.network(mlp.DIGITS_SIZES, mlp.DIGITS_HIDDEN, seed)
-    data = {"X_test": X_test, "y_test": y_test}
-    kernel_s = mlp.fit(net, X_train, y_train, seed=seed, log=record, **data, **settings)
-    twin = mlp.network_twin(mlp.DIGITS_SIZES, mlp.DIGITS_HIDDEN, seed)
+    net = m["network"](seed)
+    held_out = {"X_test": X_test, "y_test": y_test}
+    kernel_s = mlp.fit(
+        net, X_train, y_train, seed=seed, log=record, **held_out, **settings
+    )
+    twin = m["twin"](seed)
     numpy_s = mlp.fit(twin, X_train, y_train, seed=seed, **settings)
     return {
+        "model": name,
         "seed": seed,
         **settings,
         "curve": curve,
@@ -59,9 +90,7 @@ def train_mlp(seed: int = 0, epochs: int | None = None, log=print) -> dict:
     }
 
 
-# --8<-- [end:train-mlp]
-
-MODELS = {"mlp": train_mlp}
+# --8<-- [end:train]
 
 
 def report(r: dict, log=print) -> None:
@@ -86,20 +115,22 @@ def main(argv=None) -> int:
     p.add_argument(
         "--quick",
         action="store_true",
-        help=f"{QUICK_EPOCHS} epochs: a check that it runs (the CPU backend)",
+        help=f"{QUICK_EPOCHS} epochs (LeNet-5 on {QUICK_LIMIT['lenet']} images): "
+        "a check that it runs, for the CPU backend",
     )
     a = p.parse_args(argv)
     if a.quick and a.epochs:
         p.error("--quick sets the epochs; give one or the other")
     epochs = QUICK_EPOCHS if a.quick else a.epochs
+    limit = QUICK_LIMIT[a.model] if a.quick else None
     if on_cpu() and not a.quick:
         print(
             "thousand: the CPU backend emulates the GPU thread by thread, so a "
-            "full run is slow (--quick trains for 2 epochs)",
+            "full run is slow (--quick for a short one)",
             file=sys.stderr,
         )
     np.set_printoptions(precision=4)
-    report(MODELS[a.model](seed=a.seed, epochs=epochs))
+    report(train(a.model, seed=a.seed, epochs=epochs, train_limit=limit))
     return 0
 
 
