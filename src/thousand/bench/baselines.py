@@ -181,6 +181,31 @@ def _numpy_avg_pool(X):
     return run
 
 
+def _numpy_hebbian(P):
+    W = np.empty((P.shape[1], P.shape[1]), np.float32)
+
+    def run():
+        np.matmul(P.T, P, out=W)
+        np.fill_diagonal(W, 0)
+        return W
+
+    return run
+
+
+def _numpy_hopfield(W, S0):
+    """The sweep is a chain over the neurons; NumPy vectorises over the states."""
+    S = np.empty_like(S0)
+
+    def run():
+        S[:] = S0
+        for i in range(W.shape[0]):
+            h = S @ W[i]
+            S[:, i] = np.where(h > 0, 1, np.where(h < 0, -1, S[:, i]))
+        return S
+
+    return run
+
+
 NUMPY = {
     "copy": _numpy_into(lambda x, out: np.copyto(out, x), lambda x: x.shape),
     "vector_add": _numpy_into(np.add, lambda x, y: x.shape),
@@ -211,6 +236,11 @@ NUMPY = {
     ),
     "sgd": _numpy_sgd,
     "softmax_xent": _numpy_softmax_xent,
+    "hebbian": _numpy_hebbian,
+    "hopfield": _numpy_hopfield,
+    "bernoulli": _numpy_into(
+        lambda p, u, out: np.less(u, p, out=out, casting="unsafe"), lambda p, u: p.shape
+    ),
     "conv2d": _numpy_conv2d,
     "conv2d_backward_data": _numpy_conv2d_backward_data,
     "conv2d_backward_filter": _numpy_conv2d_backward_filter,

@@ -224,6 +224,15 @@ TEXT = {
             "one thread per input: a quarter of its window's gradient": (
                 "每个线程算一个输入：分到所在窗口梯度的四分之一"
             ),
+            "one thread per weight: a sum of products over the patterns": (
+                "每个线程算一个权重：对所有模式的乘积求和"
+            ),
+            "one block per state: neurons in turn, a tree sum for each field": (
+                "每个线程块负责一个状态：神经元逐个更新，每个局部场用树形求和"
+            ),
+            "one thread per unit: on when its uniform falls below its probability": (
+                "每个线程负责一个单元：均匀随机数小于其概率时取 1"
+            ),
         },
     },
     "en": {
