@@ -9,6 +9,7 @@ import numpy as np
 
 from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
 from thousand.kernels.family import Family, Version, pick
+from thousand.kernels.layer_launch import scratch
 
 OP = "softmax_xent"
 
@@ -48,7 +49,8 @@ def softmax_xent_v1(Z, T, out=None, block=128, loss=None):
     stage = Staging(OP, Z, T)
     dZ, dT = stage.inputs()
     d_out = stage.output(out, (M, C))
-    d_loss = stage.output(loss, (M,))
+    # no `loss` wanted: the kernel writes it into a buffer kept between calls
+    d_loss = scratch(OP, "loss", (M,)) if loss is None else stage.output(loss, (M,))
     if M and C:
         launch(
             OP,

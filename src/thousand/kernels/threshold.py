@@ -81,7 +81,7 @@ FAMILY = Family(
     ref=threshold_ref,
     make_inputs=make_inputs,
     check_sizes=((1, 1), (4, 2), (37, 3), (1000, 7), (65537, 2)),
-    bench_size=(2**24, 16),
+    bench_size=(2**22, 16),
     bytes_moved=lambda size: 4 * (size[0] * size[1] + size[1] + 1 + size[0]),
 )
 
