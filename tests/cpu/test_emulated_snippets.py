@@ -23,6 +23,8 @@ DEVICE_SPECIFIC = {
     "b1_device_query": "prints the device's own name, limits and sizes",
     "b1_timing": "prints times, which on the CPU backend are CPU emulation times",
     "b17_cpu_speed": "prints CPU emulation times, which depend on the CPU",
+    "a4_train_mlp": "prints training times; on the CPU backend it trains 2 epochs",
+    "a6_train_lenet": "prints training times; on the CPU backend 2 short epochs",
 }
 # Snippets that need hardware the CPU backend does not emulate: on the CPU they must
 # stop with the error that says so, not print something else.
