@@ -25,6 +25,8 @@ DEVICE_SPECIFIC = {
     "b17_cpu_speed": "prints CPU emulation times, which depend on the CPU",
     "a4_train_mlp": "prints training times; on the CPU backend it trains 2 epochs",
     "a6_train_lenet": "prints training times; on the CPU backend 2 short epochs",
+    "a5_rbm": "CD-1 samples: a rounding apart flips a sample, and the run drifts; "
+    "3 epochs on the CPU backend",
 }
 # Snippets that need hardware the CPU backend does not emulate: on the CPU they must
 # stop with the error that says so, not print something else.
