@@ -28,6 +28,10 @@ DEVICE_SPECIFIC = {
     "b2_pitfalls": "prints times, which on the CPU backend are CPU emulation times",
     "b8_sass": "prints SASS from the GPU machine's nvcc",
     "b8_pitfalls": "prints SASS and ptxas's report from the GPU machine's nvcc",
+    "a4_train_mlp": "prints training times; on the CPU backend it trains 2 epochs",
+    "a6_train_lenet": "prints training times; on the CPU backend 2 short epochs",
+    "a5_rbm": "CD-1 samples: a rounding apart flips a sample, and the run drifts; "
+    "3 epochs on the CPU backend",
 }
 # Snippets that disassemble with cuobjdump (and nvdisasm, which it runs): they come
 # with the CUDA toolkit, not with every nvcc (pip's has neither). Where one is

@@ -95,6 +95,168 @@ def _numpy_divergence(x):
     return divergence_numpy(x)
 
 
+def _numpy_threshold(X, w, theta):
+    s = np.empty(X.shape[0], np.float32)
+    o = np.empty(X.shape[0], np.float32)
+
+    def run():
+        np.dot(X, w, out=s)
+        np.greater_equal(s, theta[0], out=o, casting="unsafe")
+        return o
+
+    return run
+
+
+def _numpy_perceptron(X, y, w0):
+    """Rosenblatt's rule is a chain: NumPy, too, goes sample by sample."""
+    w = np.empty_like(w0)
+
+    def run():
+        w[:] = w0
+        for x_i, y_i in zip(X, y, strict=True):
+            if y_i * (np.dot(w[:-1], x_i) + w[-1]) <= 0:
+                w[:-1] += y_i * x_i
+                w[-1] += y_i
+        return w
+
+    return run
+
+
+def _numpy_bias_then(act):
+    def make(Z, b):
+        o = np.empty(Z.shape, np.float32)
+
+        def run():
+            np.add(Z, b, out=o)
+            act(o)
+            return o
+
+        return run
+
+    return make
+
+
+def _np_sigmoid_backward_into(g, y, out):
+    np.subtract(1, y, out=out)
+    out *= y
+    out *= g
+
+
+def _np_tanh_backward_into(g, y, out):
+    np.multiply(y, y, out=out)
+    np.subtract(1, out, out=out)
+    out *= g
+
+
+def _numpy_sgd(w, g, lr):
+    o = np.empty(w.shape, np.float32)
+
+    def run():
+        np.multiply(g, -lr[0], out=o)
+        np.add(o, w, out=o)
+        return o
+
+    return run
+
+
+def _numpy_softmax_xent(Z, T):
+    """The same three steps: the row's max, the exponentials' sum, p - T over M."""
+    o = np.empty(Z.shape, np.float32)
+
+    def run():
+        np.subtract(Z, Z.max(axis=1, keepdims=True), out=o)
+        np.exp(o, out=o)
+        np.divide(o, o.sum(axis=1, keepdims=True), out=o)
+        np.subtract(o, T, out=o)
+        np.divide(o, Z.shape[0], out=o)
+        return o
+
+    return run
+
+
+def _windows(X, R, S):
+    """X[n, p+r, q+s, c] as an array (N, P, Q, C, R, S): a view, no copy."""
+    return np.lib.stride_tricks.sliding_window_view(X, (R, S), axis=(1, 2))
+
+
+def _numpy_conv2d(X, K):
+    """What a NumPy user writes: im2col (a copy of the patches), then one matmul."""
+    R, S, C, F = K.shape
+    N, H, W, _ = X.shape
+    P, Q = H - R + 1, W - S + 1
+    Kmat = K.reshape(R * S * C, F)
+
+    def run():
+        cols = _windows(X, R, S).transpose(0, 1, 2, 4, 5, 3).reshape(N * P * Q, -1)
+        return (cols @ Kmat).reshape(N, P, Q, F)
+
+    return run
+
+
+def _numpy_conv2d_backward_data(dY, K):
+    N, P, Q, F = dY.shape
+    R, S, C, _ = K.shape
+    KT = np.ascontiguousarray(K.reshape(R * S * C, F).T)
+    dX = np.empty((N, P + R - 1, Q + S - 1, C), np.float32)
+
+    def run():
+        dcols = (dY.reshape(N * P * Q, F) @ KT).reshape(N, P, Q, R, S, C)
+        dX.fill(0)
+        for r in range(R):
+            for s in range(S):
+                dX[:, r : r + P, s : s + Q, :] += dcols[:, :, :, r, s, :]
+        return dX
+
+    return run
+
+
+def _numpy_conv2d_backward_filter(X, dY):
+    N, P, Q, F = dY.shape
+    R, S, C = X.shape[1] - P + 1, X.shape[2] - Q + 1, X.shape[3]
+
+    def run():
+        cols = _windows(X, R, S).transpose(0, 1, 2, 4, 5, 3).reshape(N * P * Q, -1)
+        return (cols.T @ dY.reshape(N * P * Q, F)).reshape(R, S, C, F)
+
+    return run
+
+
+def _numpy_avg_pool(X):
+    N, H, W, C = X.shape
+    P, Q = H // 2, W // 2
+
+    def run():
+        windows = X[:, : 2 * P, : 2 * Q, :].reshape(N, P, 2, Q, 2, C)
+        return windows.mean(axis=(2, 4), dtype=np.float32)
+
+    return run
+
+
+def _numpy_hebbian(P):
+    W = np.empty((P.shape[1], P.shape[1]), np.float32)
+
+    def run():
+        np.matmul(P.T, P, out=W)
+        np.fill_diagonal(W, 0)
+        return W
+
+    return run
+
+
+def _numpy_hopfield(W, S0):
+    """The sweep is a chain over the neurons; NumPy vectorises over the states."""
+    S = np.empty_like(S0)
+
+    def run():
+        S[:] = S0
+        for i in range(W.shape[0]):
+            h = S @ W[i]
+            S[:, i] = np.where(h > 0, 1, np.where(h < 0, -1, S[:, i]))
+        return S
+
+    return run
+
+
 NUMPY = {
     "axpy": _numpy_axpy,
     "coordinates": _numpy_coordinates,
@@ -124,6 +286,38 @@ NUMPY = {
     "divergence": _numpy_divergence,
     # occupancy's kernels are copies, each limited in another way
     "occupancy": _numpy_into(lambda x, out: np.copyto(out, x), lambda x: x.shape),
+    # track A's layer kernels
+    "threshold": _numpy_threshold,
+    "perceptron": _numpy_perceptron,
+    "bias_add": _numpy_into(np.add, lambda z, b: z.shape),
+    "bias_relu": _numpy_bias_then(lambda o: np.maximum(o, 0, out=o)),
+    "bias_sigmoid": _numpy_bias_then(lambda o: _np_sigmoid_into(o, o)),
+    "bias_tanh": _numpy_bias_then(lambda o: np.tanh(o, out=o)),
+    "relu_backward": _numpy_into(
+        lambda g, y, out: np.multiply(g, y > 0, out=out), lambda g, y: g.shape
+    ),
+    "sigmoid_backward": _numpy_into(_np_sigmoid_backward_into, lambda g, y: g.shape),
+    "tanh_backward": _numpy_into(_np_tanh_backward_into, lambda g, y: g.shape),
+    "col_sum": _numpy_into(
+        lambda g, out: np.sum(g, axis=0, out=out), lambda g: g.shape[1:]
+    ),
+    "sgd": _numpy_sgd,
+    "softmax_xent": _numpy_softmax_xent,
+    "hebbian": _numpy_hebbian,
+    "hopfield": _numpy_hopfield,
+    "bernoulli": _numpy_into(
+        lambda p, u, out: np.less(u, p, out=out, casting="unsafe"), lambda p, u: p.shape
+    ),
+    "conv2d": _numpy_conv2d,
+    "conv2d_backward_data": _numpy_conv2d_backward_data,
+    "conv2d_backward_filter": _numpy_conv2d_backward_filter,
+    "avg_pool": _numpy_avg_pool,
+    "avg_pool_backward": _numpy_into(
+        lambda dy, out: np.copyto(
+            out, np.repeat(np.repeat(dy, 2, axis=1), 2, axis=2) * np.float32(0.25)
+        ),
+        lambda dy: (dy.shape[0], 2 * dy.shape[1], 2 * dy.shape[2], dy.shape[3]),
+    ),
 }
 
 

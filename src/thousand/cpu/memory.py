@@ -1,10 +1,10 @@
 """Device memory of the CPU backend: host pages handed to kernels by address.
 
 A `DeviceArray` behaves like the part of PyCUDA's GPUArray the package uses: shape,
-dtype, `get()`, `set()`, 1-D slicing. Allocations start on 256-byte boundaries, as
-cudaMalloc's do, so alignment checks and vector loads behave as on the GPU; they sit
-between guard pages outside the Python heap (runtime.cpp), so a kernel writing past
-an array faults rather than corrupting Python's memory.
+dtype, `get()`, `set()`, 1-D slicing, `reshape()`. Allocations start on 256-byte
+boundaries, as cudaMalloc's do, so alignment checks and vector loads behave as on the
+GPU; they sit between guard pages outside the Python heap (runtime.cpp), so a kernel
+writing past an array faults rather than corrupting Python's memory.
 """
 
 from __future__ import annotations
@@ -68,6 +68,17 @@ class DeviceArray:
         view = self._a[key]
         if not isinstance(view, np.ndarray) or view.ndim == 0:
             raise IndexError("index a device array with slices; use .get() for values")
+        return DeviceArray(
+            view.shape, _view=view, _allocation=(*self.allocation, self._owner)
+        )
+
+    def reshape(self, *shape) -> DeviceArray:
+        """A view with another shape, the same memory (as GPUArray.reshape)."""
+        if len(shape) == 1 and isinstance(shape[0], tuple | list):
+            shape = tuple(shape[0])
+        view = self._a.reshape(shape)
+        if not np.shares_memory(view, self._a):
+            raise ValueError("reshape: this array cannot be viewed in that shape")
         return DeviceArray(
             view.shape, _view=view, _allocation=(*self.allocation, self._owner)
         )

@@ -90,7 +90,7 @@ def require_gpu(experiment: Experiment) -> None:
 
 def all_experiments() -> list[Experiment]:
     found = []
-    for path in sorted(HERE.glob("b*_*.py")):
+    for path in sorted(HERE.glob("[ab][0-9]*_*.py")):  # a track letter, a number
         mod = importlib.import_module(f"thousand.experiments.{path.stem}")
         exp = mod.EXPERIMENT
         if exp.module != path.stem:

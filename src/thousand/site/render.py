@@ -227,6 +227,74 @@ TEXT = {
             "one warp per row, row-major: coalesced, warp-shuffle sum": (
                 "每行一个线程束，行主序：访存合并，线程束洗牌求和"
             ),
+            # track A's layer kernels
+            "one thread per input: a weighted sum, then all or nothing": (
+                "每个线程处理一个输入：先加权求和，再全有或全无"
+            ),
+            "one block, samples in order: a tree sum per sample, then the update": (
+                "一个线程块按顺序过样本：每个样本先树形求和，再更新权重"
+            ),
+            "bias added per column, then ReLU, one thread per element": (
+                "按列加偏置再过 ReLU，每个线程一个元素"
+            ),
+            "bias added per column, then sigmoid, one thread per element": (
+                "按列加偏置再过 sigmoid，每个线程一个元素"
+            ),
+            "bias added per column, then tanh, one thread per element": (
+                "按列加偏置再过 tanh，每个线程一个元素"
+            ),
+            "bias added per column, one thread per element": (
+                "按列加偏置，每个线程一个元素"
+            ),
+            "gradient through ReLU from its output, one thread per element": (
+                "由输出算 ReLU 的梯度，每个线程一个元素"
+            ),
+            "gradient through sigmoid from its output, one thread per element": (
+                "由输出算 sigmoid 的梯度，每个线程一个元素"
+            ),
+            "gradient through tanh from its output, one thread per element": (
+                "由输出算 tanh 的梯度，每个线程一个元素"
+            ),
+            "one thread per column, walking down it: coalesced rows": (
+                "每个线程负责一列，自上而下累加：按行读取是合并访存"
+            ),
+            "one thread per parameter": "每个线程更新一个参数",
+            "one thread per row: max, sum of exponentials, then loss and gradient": (
+                "每个线程处理一行：先求最大值，再求指数和，最后写出损失和梯度"
+            ),
+            "direct: one thread per output, a loop over the window": (
+                "直接卷积：每个线程算一个输出，循环走完整个窗口"
+            ),
+            "im2col: patches as rows of a matrix, then the GEMM": (
+                "im2col：把每个图块展开成矩阵的一行，再做一次 GEMM"
+            ),
+            "direct: one thread per input pixel, gathering from its outputs": (
+                "直接法：每个线程负责一个输入像素，从它参与的输出收集梯度"
+            ),
+            "GEMM to patch gradients, then col2im gathers them": (
+                "先用 GEMM 算出图块的梯度，再由 col2im 收集回输入"
+            ),
+            "direct: one thread per weight, a loop over every output pixel": (
+                "直接法：每个线程负责一个权重，循环遍历所有输出像素"
+            ),
+            "transposed patches, then the GEMM sums over the pixels": (
+                "先写出转置的图块矩阵，再由 GEMM 对所有像素求和"
+            ),
+            "one thread per output: the mean of a 2 x 2 window": (
+                "每个线程算一个输出：2 × 2 窗口的平均值"
+            ),
+            "one thread per input: a quarter of its window's gradient": (
+                "每个线程算一个输入：分到所在窗口梯度的四分之一"
+            ),
+            "one thread per weight: a sum of products over the patterns": (
+                "每个线程算一个权重：对所有模式的乘积求和"
+            ),
+            "one block per state: neurons in turn, a tree sum for each field": (
+                "每个线程块负责一个状态：神经元逐个更新，每个局部场用树形求和"
+            ),
+            "one thread per unit: on when its uniform falls below its probability": (
+                "每个线程负责一个单元：均匀随机数小于其概率时取 1"
+            ),
         },
     },
     "en": {

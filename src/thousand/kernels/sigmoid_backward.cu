@@ -1,0 +1,17 @@
+// sigmoid_backward: dZ = G * f'(Z) for y = sigmoid(z), written with the forward output:
+// G is dL/dY and Y the layer's output, both M x N. The forward pass keeps Y, so the
+// backward pass needs no Z and no second call to the activation.
+//
+// v1: one thread per element.
+
+#include "activations.cuh"
+
+// --8<-- [start:sigmoid-backward-v1]
+extern "C" __global__ void sigmoid_backward_v1(const float* G, const float* Y,
+                                               float* dZ, int M, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < M * N) {
+        dZ[i] = G[i] * sigmoid_grad(Y[i]);
+    }
+}
+// --8<-- [end:sigmoid-backward-v1]

@@ -1,0 +1,153 @@
+"""Train a model of track A on the digits, on the kernels, and the same model in
+NumPy on the CPU; print the curve, the held-out accuracy and the time ratio.
+
+    python -m thousand.models.train mlp|lenet [--seed 0] [--epochs N] [--quick]
+
+The seed (weights and batch order) is printed; the held-out split is fixed
+(data.SPLIT_SEED). On the CPU backend the kernels run in emulation: the script says
+so, and --quick trains for 2 epochs (LeNet-5 on 256 images only) so that it
+finishes in seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from thousand.cuda import backend, on_cpu, timing_label
+from thousand.models import lenet, mlp
+from thousand.models.data import SPLIT_SEED, digits
+
+# --8<-- [start:models]
+MODELS = {
+    "mlp": {
+        "describe": f"MLP {' -> '.join(map(str, mlp.DIGITS_SIZES))}, "
+        f"hidden {mlp.DIGITS_HIDDEN}",
+        "data": digits,
+        "network": lambda seed: mlp.network(mlp.DIGITS_SIZES, mlp.DIGITS_HIDDEN, seed),
+        "twin": lambda seed: mlp.network_twin(
+            mlp.DIGITS_SIZES, mlp.DIGITS_HIDDEN, seed
+        ),
+        "settings": mlp.DIGITS_SETTINGS,
+    },
+    "lenet": {
+        "describe": "LeNet-5 (C1 S2 C3 S4 C5 F6), tanh, 32 x 32 inputs",
+        "data": lenet.digit_images,
+        "network": lenet.network,
+        "twin": lenet.network_twin,
+        "settings": lenet.SETTINGS,
+    },
+}
+# --8<-- [end:models]
+QUICK_EPOCHS = 2
+QUICK_LIMIT = {"mlp": None, "lenet": 256}  # training images in a --quick run
+
+
+# --8<-- [start:train]
+def train(
+    name: str,
+    seed=0,
+    epochs=None,
+    train_limit=None,
+    test_limit=None,
+    numpy_epochs=None,
+    log=print,
+):
+    """Train model `name` on the digits: kernels first, then its NumPy twin
+    (float32, same weights, same batches; `numpy_epochs` of them when given, to
+    time fewer). Returns the curve and the figures. The limits take the first
+    images of each set (for short runs)."""
+    m = MODELS[name]
+    X_train, X_test, y_train, y_test = m["data"]()
+    X_train, y_train = X_train[:train_limit], y_train[:train_limit]
+    X_test, y_test = X_test[:test_limit], y_test[:test_limit]
+    settings = {**m["settings"], **({"epochs": epochs} if epochs else {})}
+    log(
+        f"{m['describe']}; softmax cross-entropy, SGD lr {settings['lr']}"
+        + (f" x {settings['decay']}^(epoch-1)" if settings.get("decay", 1) != 1 else "")
+        + f", batch {settings['batch']}, {settings['epochs']} epochs"
+    )
+    log(
+        f"digits: {len(X_train)} training, {len(X_test)} held out "
+        f"(split seed {SPLIT_SEED}); seed {seed}; kernels on the {backend().upper()}"
+    )
+    curve = {"epoch": [], "loss": [], "accuracy": []}
+
+    def record(epoch, loss, acc):
+        for key, value in zip(curve, (epoch, loss, acc), strict=True):
+            curve[key].append(value)
+        log(f"epoch {epoch:3d}  training loss {loss:.4f}  held-out {acc:6.2%}")
+
+    net = m["network"](seed)
+    held_out = {"X_test": X_test, "y_test": y_test}
+    kernel_s = mlp.fit(
+        net, X_train, y_train, seed=seed, log=record, **held_out, **settings
+    )
+    twin = m["twin"](seed)
+    twin_settings = {**settings, "epochs": numpy_epochs or settings["epochs"]}
+    numpy_s = mlp.fit(twin, X_train, y_train, seed=seed, **twin_settings)
+    return {
+        "model": name,
+        "seed": seed,
+        **settings,
+        "curve": curve,
+        "accuracy": mlp.accuracy(net, X_test, y_test),
+        "numpy_accuracy": mlp.accuracy(twin, X_test, y_test),
+        "kernel_seconds": kernel_s,
+        "numpy_seconds": numpy_s,
+        "numpy_epochs": twin_settings["epochs"],
+    }
+
+
+# --8<-- [end:train]
+
+
+def time_ratio(r: dict) -> float:
+    """Kernel time over NumPy time, per epoch (the twin may train fewer)."""
+    return (r["kernel_seconds"] / r["epochs"]) / (
+        r["numpy_seconds"] / r["numpy_epochs"]
+    )
+
+
+def report(r: dict, log=print) -> None:
+    label = timing_label()
+    log(f"held-out accuracy, kernels: {r['accuracy']:.2%}")
+    log(f"held-out accuracy, NumPy twin: {r['numpy_accuracy']:.2%}")
+    log(f"training time, {label}: {r['kernel_seconds']:.3f} s")
+    log(f"training time, NumPy (CPU): {r['numpy_seconds']:.3f} s")
+    log(f"time ratio {label} / NumPy: {time_ratio(r):.2f}")
+    if on_cpu():
+        log("(the kernels ran on the CPU backend: each time above is a CPU emulation)")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m thousand.models.train")
+    p.add_argument("model", choices=sorted(MODELS))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=None)
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{QUICK_EPOCHS} epochs (LeNet-5 on {QUICK_LIMIT['lenet']} images): "
+        "a check that it runs, for the CPU backend",
+    )
+    a = p.parse_args(argv)
+    if a.quick and a.epochs:
+        p.error("--quick sets the epochs; give one or the other")
+    epochs = QUICK_EPOCHS if a.quick else a.epochs
+    limit = QUICK_LIMIT[a.model] if a.quick else None
+    if on_cpu() and not a.quick:
+        print(
+            "thousand: the CPU backend emulates the GPU thread by thread, so a "
+            "full run is slow (--quick for a short one)",
+            file=sys.stderr,
+        )
+    np.set_printoptions(precision=4)
+    report(train(a.model, seed=a.seed, epochs=epochs, train_limit=limit))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Track A's models on the GPU: the CPU layer's model checks, run again with the
+kernels on the device (PyCUDA arrays, views made by reshape and slicing, nvcc's
+rounding). The checks themselves live in tests/cpu; here they only change backend.
+"""
+
+import pytest
+
+from tests.cpu import test_energy_models as E
+from tests.cpu import test_lenet as LN
+from tests.cpu import test_models as M
+
+pytestmark = pytest.mark.gpu
+
+
+def test_gates_and_the_xor_search():
+    M.test_no_unit_computes_xor_but_the_search_finds_and()
+
+
+def test_perceptron_separable_and_xor():
+    M.test_perceptron_converges_on_separable_points_as_its_twin_does()
+    M.test_perceptron_never_converges_on_xor()
+    M.test_signed_inputs_count_the_rules_mistakes()
+
+
+@pytest.mark.parametrize("activation", ["linear", "relu", "sigmoid", "tanh"])
+def test_dense_backward_matches_finite_differences(activation):
+    M.test_dense_backward_matches_finite_differences(activation)
+
+
+def test_softmax_xent_and_network_gradients():
+    M.test_softmax_xent_matches_finite_differences_and_its_loss()
+    M.test_softmax_xent_survives_huge_logits()
+    M.test_network_gradients_match_finite_differences()
+
+
+def test_mlp_agrees_with_its_twin_and_solves_xor():
+    M.test_mlp_steps_agree_with_the_numpy_twin(M.np.float32)
+    M.test_mlp_solves_xor_on_the_kernels()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_conv_and_lenet(version):
+    LN.test_conv_backward_matches_finite_differences(version, "tanh")
+    LN.test_small_conv_network_gradients_match_finite_differences(version)
+    LN.test_lenet_steps_agree_with_the_numpy_twin(version)
+
+
+def test_pool_and_lenet_shapes():
+    LN.test_avg_pool_backward_matches_finite_differences_odd_sizes_too()
+    LN.test_lenet_shapes_are_the_papers()
+
+
+def test_hopfield_and_rbm():
+    E.test_hopfield_recalls_corrupted_patterns_with_the_energy_falling()
+    E.test_stored_patterns_are_fixed_points()
+    E.test_past_capacity_the_network_recalls_nothing_exactly()
+    E.test_rbm_steps_agree_with_the_numpy_twin()
