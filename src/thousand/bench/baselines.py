@@ -365,7 +365,43 @@ def torch_ops():
         o = torch.empty_like(y)
         return lambda: torch.add(y, x, alpha=A, out=o)
 
+    # cuDNN through PyTorch for track A's convolution and pooling. Our arrays are
+    # NHWC; PyTorch sees them as NCHW tensors in channels_last memory (a view, no
+    # copy); the filters are rearranged once, outside the timed call. TF32 is off,
+    # so both sides compute in float32.
+    torch.backends.cudnn.allow_tf32 = False
+    nchw = lambda t: t.permute(0, 3, 1, 2)  # noqa: E731  (N,H,W,C) -> (N,C,H,W)
+
+    def weights(K):  # (R, S, C, F) -> (F, C, R, S), channels_last
+        return K.permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last)
+
+    def conv2d(X, K):
+        w = weights(K)
+        return lambda: torch.nn.functional.conv2d(nchw(X), w)
+
+    def conv2d_backward_data(dY, K):
+        w = weights(K)
+        N, P, Q, F = dY.shape
+        size = (N, K.shape[2], P + K.shape[0] - 1, Q + K.shape[1] - 1)
+        return lambda: torch.nn.grad.conv2d_input(size, w, nchw(dY))
+
+    def conv2d_backward_filter(X, dY):
+        R, S = X.shape[1] - dY.shape[1] + 1, X.shape[2] - dY.shape[2] + 1
+        size = (dY.shape[3], X.shape[3], R, S)
+        return lambda: torch.nn.grad.conv2d_weight(nchw(X), size, nchw(dY))
+
+    def avg_pool(X):
+        return lambda: torch.nn.functional.avg_pool2d(nchw(X), 2)
+
     return {
+        "conv2d": conv2d,
+        "conv2d_backward_data": conv2d_backward_data,
+        "conv2d_backward_filter": conv2d_backward_filter,
+        "avg_pool": avg_pool,
+        "col_sum": into(
+            lambda g, out: torch.sum(g, dim=0, out=out),
+            lambda g: g.new_empty(g.shape[1]),
+        ),
         "axpy": axpy,
         "copy": into(lambda x, out: out.copy_(x), lambda x: torch.empty_like(x)),
         "vector_add": into(torch.add, lambda x, y: torch.empty_like(x)),
