@@ -102,6 +102,7 @@ def test_signed_inputs_count_the_rules_mistakes():
 # ---- the layer kernels against finite differences ---------------------------------
 
 
+# --8<-- [start:fd-grad]
 def fd_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     """Central differences of the scalar f() with respect to every entry of x
     (float64, changed in place and put back)."""
@@ -117,6 +118,9 @@ def fd_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     return g
 
 
+# --8<-- [end:fd-grad]
+
+
 def dense_inputs(rng, activation):
     """X (5, 4), W (4, 3), b (3,), R (5, 3) in float32; for ReLU, no
     pre-activation within 1e-3 of the kink, where differences would straddle it."""
@@ -130,6 +134,7 @@ def dense_inputs(rng, activation):
             return X, W, b, R
 
 
+# --8<-- [start:dense-fd]
 @pytest.mark.parametrize("activation", ["linear", "relu", "sigmoid", "tanh"])
 def test_dense_backward_matches_finite_differences(activation):
     """L = sum(R * f(X W + b)): dL/dY = R, so backward(R) gives dL/dX, dL/dW, dL/db
@@ -149,6 +154,9 @@ def test_dense_backward_matches_finite_differences(activation):
     assert rel(dX, fd_grad(loss, X64)) < GRAD_TOL
     assert rel(dW, fd_grad(loss, W64)) < GRAD_TOL
     assert rel(db, fd_grad(loss, b64)) < GRAD_TOL
+
+
+# --8<-- [end:dense-fd]
 
 
 def test_softmax_xent_matches_finite_differences_and_its_loss():
@@ -174,6 +182,7 @@ def test_softmax_xent_survives_huge_logits():
     np.testing.assert_allclose(loss, softmax_xent_loss_ref(Z, T), rtol=1e-6)
 
 
+# --8<-- [start:network-fd]
 def test_network_gradients_match_finite_differences():
     """The whole chain, two hidden layers deep, through the mean cross-entropy."""
     rng = np.random.default_rng(5)
@@ -193,6 +202,9 @@ def test_network_gradients_match_finite_differences():
 
         assert rel(dW, fd_grad(loss, layer.W)) < GRAD_TOL
         assert rel(db, fd_grad(loss, layer.b)) < GRAD_TOL
+
+
+# --8<-- [end:network-fd]
 
 
 # ---- A3/A4: the MLP agrees with its twin and learns ------------------------------
