@@ -51,7 +51,10 @@ def test_runs_on_the_cpu_backend_or_says_why_not(e, cpu_backend):
         result = run(e, quick=True)  # validates it
     except NvccMissing as missing:  # b6-registers asks nvcc for register counts
         unavailable(str(missing))
-    assert site.draw(e, result, "CPU emulation").startswith(b"<?xml")
+    svg = site.draw(e, result, "CPU emulation")
+    assert svg.startswith(b"<?xml")
+    # pictures beside the chart (A5's RBM filters): one drawn for each recorded
+    assert svg.count(b"<image") == len(result.get("images", {}).get("values", []))
 
 
 def _recorded():

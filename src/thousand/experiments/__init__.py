@@ -140,6 +140,17 @@ def validate(experiment: Experiment, result: dict) -> dict:
                 raise ExperimentError(
                     f"{where}: series {name!r} needs {len(xs)} finite values"
                 )
+        images = result.get("images")  # optional pictures beside the chart
+        if images is not None:
+            size = math.prod(images.get("shape", ()))
+            values = images.get("values") or []
+            if not images.get("label") or not values or size < 1:
+                raise ExperimentError(f"{where}: images need a label, shape, values")
+            for v in values:
+                if len(v) != size or not all(_finite(x) for x in v):
+                    raise ExperimentError(
+                        f"{where}: each image needs {size} finite values"
+                    )
     names = labels(result)
     untranslated = sorted(n for n in names if n not in experiment.zh)
     if untranslated:

@@ -1,10 +1,13 @@
 """A5: an RBM trained by CD-1 on the binarised digits, on the kernels: the held-out
-reconstruction error after each epoch."""
+reconstruction error after each epoch, and what its first hidden units learned
+(their weights drawn as 8 x 8 pictures)."""
 
 from __future__ import annotations
 
 from thousand.experiments import Experiment, Note
 from thousand.models import rbm as R
+
+FILTERS = 16
 
 
 def run(quick: bool) -> dict:
@@ -32,6 +35,12 @@ def run(quick: bool) -> dict:
         "y": {"label": "mean squared error", "log": False, "format": "{:.4f}"},
         "series": {"held-out reconstruction error": errors},
         "notes": {"hidden": s["n_hidden"], "final": errors[-1]},
+        # the first FILTERS hidden units' weights, each an 8 x 8 picture
+        "images": {
+            "label": f"weights of hidden units 1-{FILTERS}, as 8 x 8 pictures",
+            "shape": [8, 8],
+            "values": model.W.get()[:, :FILTERS].T.tolist(),
+        },
     }
 
 

@@ -8,6 +8,7 @@ CJK font); the Chinese page gets Chinese in the table, the caption and the alt t
 from __future__ import annotations
 
 import io
+import math
 
 from thousand.experiments import Experiment, lane_totals
 
@@ -90,7 +91,14 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
         handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kinds]
         ax.legend(handles, kinds, fontsize=8, loc="upper right", ncol=len(kinds))
     else:
-        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+        images = result.get("images")  # optional: pictures beside the chart
+        fig = plt.figure(figsize=(11 if images else 7, 4.2), dpi=100)
+        outer = fig.add_gridspec(
+            1, 2 if images else 1, width_ratios=[3, 2][: 1 + bool(images)]
+        )
+        ax = fig.add_subplot(outer[0])
+        if images:
+            _draw_images(fig, outer[1], images)
         xs = result["x"]["values"]
         if result["kind"] == "bars":
             names = list(result["series"])
@@ -125,3 +133,25 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
     fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     return buf.getvalue()
+
+
+def _draw_images(fig, spec, images: dict) -> None:
+    """A square grid of small pictures (an RBM's filters, say), each reshaped to
+    images["shape"], on one colour scale centred on zero: red positive, blue
+    negative."""
+    import numpy as np
+
+    pictures = [np.reshape(v, images["shape"]) for v in images["values"]]
+    cols = math.ceil(math.sqrt(len(pictures)))
+    rows = math.ceil(len(pictures) / cols)
+    frame = fig.add_subplot(spec, frameon=False)  # holds the title, centred
+    frame.set_xticks([])
+    frame.set_yticks([])
+    frame.set_title(images["label"], fontsize=9)
+    grid = spec.subgridspec(rows, cols, wspace=0.08, hspace=0.08)
+    scale = max(float(np.abs(p).max()) for p in pictures) or 1.0
+    for k, picture in enumerate(pictures):
+        a = fig.add_subplot(grid[k // cols, k % cols])
+        a.imshow(picture, cmap="RdBu_r", vmin=-scale, vmax=scale)
+        a.set_xticks([])
+        a.set_yticks([])
