@@ -174,9 +174,13 @@ def _numpy_softmax_xent(Z, T):
     return run
 
 
-def _windows(X, R, S):
-    """X[n, p+r, q+s, c] as an array (N, P, Q, C, R, S): a view, no copy."""
-    return np.lib.stride_tricks.sliding_window_view(X, (R, S), axis=(1, 2))
+def _patch_matrix(X, R, S):
+    """im2col as a NumPy user writes it: every R x S x C patch of X as one row of an
+    (N*P*Q, R*S*C) matrix, in the (r, s, c) order of the filters (a copy)."""
+    windows = np.lib.stride_tricks.sliding_window_view(X, (R, S), axis=(1, 2))
+    # windows[n, p, q, c, r, s] = X[n, p+r, q+s, c]
+    N, P, Q = windows.shape[:3]
+    return windows.transpose(0, 1, 2, 4, 5, 3).reshape(N * P * Q, -1)
 
 
 def _numpy_conv2d(X, K):
@@ -187,8 +191,7 @@ def _numpy_conv2d(X, K):
     Kmat = K.reshape(R * S * C, F)
 
     def run():
-        cols = _windows(X, R, S).transpose(0, 1, 2, 4, 5, 3).reshape(N * P * Q, -1)
-        return (cols @ Kmat).reshape(N, P, Q, F)
+        return (_patch_matrix(X, R, S) @ Kmat).reshape(N, P, Q, F)
 
     return run
 
@@ -215,8 +218,7 @@ def _numpy_conv2d_backward_filter(X, dY):
     R, S, C = X.shape[1] - P + 1, X.shape[2] - Q + 1, X.shape[3]
 
     def run():
-        cols = _windows(X, R, S).transpose(0, 1, 2, 4, 5, 3).reshape(N * P * Q, -1)
-        return (cols.T @ dY.reshape(N * P * Q, F)).reshape(R, S, C, F)
+        return (_patch_matrix(X, R, S).T @ dY.reshape(N * P * Q, F)).reshape(R, S, C, F)
 
     return run
 
