@@ -59,11 +59,13 @@ def train(
     (float32, same weights, same batches; `numpy_epochs` of them when given, to
     time fewer). Returns the curve and the figures. The limits take the first
     images of each set (for short runs)."""
+    if epochs is not None and epochs < 1:
+        raise ValueError(f"epochs must be at least 1, not {epochs}")
     m = MODELS[name]
     X_train, X_test, y_train, y_test = m["data"]()
     X_train, y_train = X_train[:train_limit], y_train[:train_limit]
     X_test, y_test = X_test[:test_limit], y_test[:test_limit]
-    settings = {**m["settings"], **({"epochs": epochs} if epochs else {})}
+    settings = {**m["settings"], **({} if epochs is None else {"epochs": epochs})}
     log(
         f"{m['describe']}; softmax cross-entropy, SGD lr {settings['lr']}"
         + (f" x {settings['decay']}^(epoch-1)" if settings.get("decay", 1) != 1 else "")
@@ -122,11 +124,39 @@ def report(r: dict, log=print) -> None:
         log("(the kernels ran on the CPU backend: each time above is a CPU emulation)")
 
 
+def whole_number(least: int):
+    """An argparse type: an int no smaller than `least`, said plainly if not."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
+        return value
+
+    return parse
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m thousand.models.train")
+    p = argparse.ArgumentParser(
+        prog="python -m thousand.models.train",
+        description="Train a model of track A on the digits on the kernels, then "
+        "its NumPy twin; print the curve, the accuracy and the time ratio.",
+    )
     p.add_argument("model", choices=sorted(MODELS))
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--epochs", type=int, default=None)
+    p.add_argument(
+        "--seed", type=whole_number(0), default=0, help="weights and batch order"
+    )
+    p.add_argument(
+        "--epochs",
+        type=whole_number(1),
+        default=None,
+        help="default: the model's own (mlp "
+        f"{MODELS['mlp']['settings']['epochs']}, lenet "
+        f"{MODELS['lenet']['settings']['epochs']})",
+    )
     p.add_argument(
         "--quick",
         action="store_true",
@@ -134,7 +164,7 @@ def main(argv=None) -> int:
         "a check that it runs, for the CPU backend",
     )
     a = p.parse_args(argv)
-    if a.quick and a.epochs:
+    if a.quick and a.epochs is not None:
         p.error("--quick sets the epochs; give one or the other")
     epochs = QUICK_EPOCHS if a.quick else a.epochs
     limit = QUICK_LIMIT[a.model] if a.quick else None
