@@ -1,16 +1,18 @@
-"""`python -m thousand.experiments [NAME ...] [--quick]`: run experiments, print them.
+"""`python -m thousand.experiments [NAME ...] [--quick] [--list]`: run experiments.
 
 Without names, every experiment this backend can run. On a GPU the figures are the
 ones the GPU run records; on the CPU backend (--quick is implied) they are CPU
 emulation times, printed to show the code works, not to be compared with a GPU.
+A named experiment that needs a GPU stops the run before anything starts.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from thousand.cuda import on_cpu
-from thousand.experiments import all_experiments, by_name, lane_totals, run
+from thousand.experiments import all_experiments, lane_totals, run
 
 
 def table(result: dict) -> str:
@@ -34,14 +36,51 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> int:
-    quick = "--quick" in argv or on_cpu()
-    names = [a for a in argv if not a.startswith("--")]
-    chosen = [by_name(n) for n in names] or [
-        e for e in all_experiments() if not (on_cpu() and e.gpu_only)
-    ]
+def parser(names: list[str]) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m thousand.experiments",
+        description="Run experiments and print their tables (on the CPU backend: "
+        "small, and CPU emulation times).",
+    )
+    p.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="default: every experiment this backend can run; one of: "
+        + ", ".join(names),
+    )
+    p.add_argument("--quick", action="store_true", help="small (implied on a CPU)")
+    p.add_argument("--list", action="store_true", help="list them; run nothing")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    experiments = {e.name: e for e in all_experiments()}
+    p = parser(list(experiments))
+    args = p.parse_args(argv)
+    unknown = [n for n in args.names if n not in experiments]
+    if unknown:  # argparse's choices would print the whole list once per name
+        p.error(
+            f"no experiment {', '.join(map(repr, unknown))}; choose from "
+            + ", ".join(experiments)
+        )
+    if args.list:
+        for e in experiments.values():
+            gpu = f"  (GPU only: {e.gpu_only})" if e.gpu_only else ""
+            print(f"{e.name:<22}{e.title['en']}{gpu}")
+        return 0
+    cpu = on_cpu()
+    if args.names:
+        chosen = [experiments[n] for n in dict.fromkeys(args.names)]
+        blocked = [e for e in chosen if cpu and e.gpu_only]
+        if blocked:  # before any runs: a long run should not end in this
+            for e in blocked:
+                print(f"{e.name} runs only on a GPU: {e.gpu_only}", file=sys.stderr)
+            return 1
+    else:
+        chosen = [e for e in experiments.values() if not (cpu and e.gpu_only)]
     for e in chosen:
-        result = run(e, quick=quick)
+        result = run(e, quick=args.quick or cpu)
         print(f"\n== {e.name}: {e.title['en']}")
         print(table(result))
         for key, note in e.notes.items():
@@ -50,4 +89,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
