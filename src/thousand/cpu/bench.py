@@ -10,6 +10,7 @@ long a reader without a GPU waits, nothing about any GPU.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import time
@@ -43,7 +44,30 @@ def seconds(run, workers: int, x_device, repeat: int = 5) -> tuple[float, float]
     return statistics.median(times), float(result)
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m thousand.cpu.bench",
+        description="Time two reductions of 2^20 float32 on the CPU backend, on one "
+        "core and on all of them (CPU emulation times, not GPU figures).",
+    )
+    p.add_argument(
+        "--repeat", type=at_least_one, default=5, help="timed runs per cell (5)"
+    )
+    return p
+
+
+def at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> None:
+    repeat = parser().parse_args(argv).repeat
     use_backend("cpu")
     x = np.random.default_rng(0).random(N, dtype=np.float32)
     exact = reduce_ref(x)[0]
@@ -56,8 +80,8 @@ def main() -> None:
             ("reduce_v7, grid-stride (shuffles)", grid_stride),
             ("reduce_v3, one element per thread", one_element_per_thread),
         ):
-            one, r1 = seconds(run, 1, d)
-            every, rn = seconds(run, cores, d)
+            one, r1 = seconds(run, 1, d, repeat)
+            every, rn = seconds(run, cores, d, repeat)
             rows.append((label, one, every, r1, rn))
     finally:
         if before is None:

@@ -19,9 +19,11 @@ draws them (site/render.py), and a CPU test checks the files match the kernels.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -337,7 +339,12 @@ def write(out_dir: Path = OUT_DIR) -> list[Path]:
     return written
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(
+        prog="python -m thousand.cpu.pictures",
+        description="Trace which addresses one warp touches on the CPU backend and "
+        f"write the pictures' data to {OUT_DIR.relative_to(ROOT)}/*.json.",
+    ).parse_args(argv)  # no options: --help, and anything else refused
     for path in write():
         data = json.loads(path.read_text())
         for p in data["panels"]:
@@ -351,3 +358,8 @@ if __name__ == "__main__":
             else:
                 extra = f"{p['conflict']}-way bank conflict"
             print(f"{path.name}: {p['title']} ({p['line']}): {extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
