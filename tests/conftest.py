@@ -26,7 +26,64 @@ def pytest_report_header(config):
     return f"GPU layer: {'runs on ' + why if ok else 'skipped: ' + why}"
 
 
+# Tests named by their module, not by a parameter: the family they check.
+MODULE_FAMILY = {"test_reduce_ops": "reduce", "test_unroll": "unroll"}
+
+
+def _subject(item) -> tuple[str, str | None] | None:
+    """What a GPU test measures or checks, as (ledger section, name): a kernel
+    family, a snippet, an experiment, a notebook; ("models", None) for the model
+    checks; None for tests of the machinery itself (always run)."""
+    from thousand.bench.baselines import BASELINE_FAMILY
+    from thousand.bench.ledger import ROOT
+
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    module = item.module.__name__.rsplit(".", 1)[-1]
+    if "family" in params:
+        return "kernels", params["family"].name
+    if "name" in params:  # a library baseline: named by family or by its own key
+        return "kernels", BASELINE_FAMILY.get(params["name"], params["name"])
+    if "experiment" in params:
+        return "experiments", params["experiment"].name
+    if "path" in params:
+        path = params["path"]
+        if path.suffix == ".py":
+            return "snippets", path.name
+        return "notebooks", path.relative_to(ROOT).as_posix()
+    if item.name.startswith("test_cpu_vs_gpu_series"):
+        return "kernels", "vector_add"  # B1's plot times vector_add
+    if module in MODULE_FAMILY:
+        return "kernels", MODULE_FAMILY[module]
+    if module == "test_models":
+        return "models", None
+    return None
+
+
+def _redo(items, plan_file: str) -> list:
+    """A stale-only GPU run (python -m thousand.bench --stale): keep the tests of
+    what the plan names, the model checks if any family changed, and the tests of
+    the machinery."""
+    import json
+
+    plan = {k: set(v) for k, v in json.loads(open(plan_file).read()).items()}
+    kept = []
+    for item in items:
+        subject = _subject(item)
+        if (
+            subject is None
+            or (subject[0] == "models" and plan["kernels"])
+            or subject[1] in plan.get(subject[0], ())
+        ):
+            kept.append(item)
+    return kept
+
+
 def pytest_collection_modifyitems(config, items):
+    plan = os.environ.get("THOUSAND_REDO")  # python -m thousand.bench --stale
+    if plan:
+        mine = _redo(items, plan)
+        config.hook.pytest_deselected(items=[i for i in items if i not in mine])
+        items[:] = mine
     shard = os.environ.get("THOUSAND_SHARD")  # python -m thousand.bench --shard K/N
     if shard:
         from thousand.bench.shards import parse, shard_of

@@ -10,10 +10,17 @@
    docs/<lang>/notebooks/*.ipynb, which the pages render;
 3. prints every kernel's bandwidth or FLOP rate as ratios to the copy kernel (the
    measured peak), NumPy and PyTorch, all from this one run.
+
+With --stale it runs only what no longer matches the ledger of this GPU model
+(changed kernel families, snippets, experiments, notebooks, and whatever imports a
+changed family), with the copy kernel and the library baselines of those families
+beside them, and merges that into the ledger: each entry keeps the run that
+measured it, so every ratio still comes from one run on one GPU.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -23,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -30,12 +38,14 @@ import numpy as np
 
 from thousand.bench import ledger as L
 from thousand.bench import shards
-from thousand.cuda import device_info, nvcc_path
+from thousand.cuda import device_info, gpu_status, nvcc_path
 from thousand.experiments import all_experiments, by_name
 from thousand.kernels.family import all_families, tolerance
 
 
-def run_pytest(tmp: Path, extra: list[str], shard: str | None = None) -> int:
+def run_pytest(
+    tmp: Path, extra: list[str], shard: str | None = None, plan: dict | None = None
+) -> int:
     # THOUSAND_BACKEND=gpu: nothing in the GPU run may fall back to the CPU backend.
     env = {
         **os.environ,
@@ -44,6 +54,12 @@ def run_pytest(tmp: Path, extra: list[str], shard: str | None = None) -> int:
     }
     if shard:  # tests/conftest.py keeps only this shard's tests
         env["THOUSAND_SHARD"] = shard
+    if plan is not None:  # ... or only the tests of what the plan names
+        plan_file = tmp / "plan.json"
+        plan_file.write_text(json.dumps({k: sorted(v) for k, v in plan.items()}))
+        env["THOUSAND_REDO"] = str(plan_file)
+        # compute-sanitizer's pass (python -m thousand.kernels) checks these only
+        env["THOUSAND_FAMILIES"] = ",".join(sorted(plan["kernels"]))
     (tmp / "outputs").mkdir()
     cmd = [
         sys.executable,
@@ -119,36 +135,51 @@ def nvcc_version() -> str:
     return found.group(1) if found else out.stdout.strip().splitlines()[-1]
 
 
-def build_ledger(
-    bench: dict,
-    checks: dict,
-    record_dir: Path,
-    ok_snippets: set,
-    ok_notebooks: set,
-    ok_experiments: set,
-    command: str = "python -m thousand.bench",
-) -> dict:
-    info = device_info()
-    slug = L.slug(info["name"])
+def this_run(info: dict, bench: dict, command: str, peak: float) -> dict:
+    """What identifies a run: when, which code, which GPU, which software."""
+    torch_version = next(
+        (
+            b["extra_info"]["torch"]
+            for b in bench["benchmarks"]
+            if b["extra_info"].get("kind") == "torch"
+        ),
+        None,
+    )
+    software = {
+        **{k: info.get(k) for k in L.SOFTWARE},
+        "nvcc": nvcc_version(),
+        "numpy": np.__version__,
+        "torch": torch_version,
+        "python": platform.python_version(),
+    }
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": git_commit(),
+        "command": command,
+        "gpu_uuid": shards.gpu_uuid(),
+        **software,
+        "copy_peak_gbps": peak,
+    }
+
+
+def kernel_entries(bench: dict, checks: dict, run: int) -> tuple[dict, float]:
+    """Every kernel this run timed, with its ratios to the copy kernel and the
+    libraries, all measured in this run; and the copy kernel's bandwidth."""
     by_kind: dict[str, list] = {}
     for b in bench["benchmarks"]:
         by_kind.setdefault(b["extra_info"].get("kind"), []).append(b)
 
-    numpy_ms = {
+    def medians(kind: str) -> dict:
+        return {
+            b["extra_info"]["family"]: b["extra_info"]["median_ms"]
+            for b in by_kind.get(kind, [])
+        }
+
+    numpy_ms = {  # NumPy runs on the host: pytest-benchmark's own clock
         b["extra_info"]["family"]: b["stats"]["median"] * 1e3
         for b in by_kind.get("numpy", [])
     }
-    torch_ms = {
-        b["extra_info"]["family"]: b["extra_info"]["median_ms"]
-        for b in by_kind.get("torch", [])
-    }
-    pycuda_ms = {
-        b["extra_info"]["family"]: b["extra_info"]["median_ms"]
-        for b in by_kind.get("pycuda", [])
-    }
-    torch_version = next(
-        (b["extra_info"]["torch"] for b in by_kind.get("torch", [])), None
-    )
+    torch_ms, pycuda_ms = medians("torch"), medians("pycuda")
     families = {f.name: f for f in all_families()}
     kernels = {}
     for b in by_kind.get("kernel", []):
@@ -172,6 +203,7 @@ def build_ledger(
             "numpy_ms": numpy_ms.get(f.name),
             "torch_ms": torch_ms.get(v.baseline or f.name),
             "pycuda_ms": pycuda_ms.get(f.name),
+            "run": run,
         }
         if v.baseline:
             entry["torch_baseline"] = v.baseline
@@ -183,7 +215,10 @@ def build_ledger(
             entry["gflops"] = entry["flops"] / ms / 1e6
         kernels[v.kernel] = entry
 
-    peak = max(k["gbps"] for k in kernels.values() if k["family"] == "copy")
+    copies = [k["gbps"] for k in kernels.values() if k["family"] == "copy"]
+    if not copies:
+        raise SystemExit("the copy kernel was not timed: no peak to measure against")
+    peak = max(copies)
     for k in kernels.values():
         if "gbps" in k:
             k["pct_of_copy"] = 100 * k["gbps"] / peak
@@ -193,48 +228,62 @@ def build_ledger(
             k["pct_of_torch"] = 100 * k["torch_ms"] / k["median_ms"]
         if k["pycuda_ms"]:
             k["speedup_vs_pycuda"] = k["pycuda_ms"] / k["median_ms"]
+    return kernels, peak
 
+
+def recorded_entries(
+    record_dir: Path, slug: str, plan: dict, ok: dict, run: int, clean: bool
+) -> dict[str, dict]:
+    """Snippets, notebooks and experiments of the plan, as this run recorded them;
+    their outputs are put where the pages read them."""
     out_dir = L.OUTPUTS_DIR / slug
-    if out_dir.exists():
+    if clean and out_dir.exists():  # a full run: no output of a removed snippet stays
         shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    snippet_entries = {}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    found: dict[str, dict] = {"snippets": {}, "notebooks": {}, "experiments": {}}
     for path in L.snippets():
-        if path.name not in ok_snippets:
+        if path.name not in plan["snippets"]:
+            continue
+        if path.name not in ok["snippets"]:
             raise SystemExit(f"snippet {path.name} did not pass: not recording")
         target = out_dir / f"{path.stem}.txt"
         shutil.copyfile(record_dir / f"{path.stem}.txt", target)
-        snippet_entries[path.name] = {
+        found["snippets"][path.name] = {
             "sha256": L.snippet_sha256(path),
             "output": str(target.relative_to(L.ROOT)),
             "output_sha256": L.sha256_of(target),
+            "run": run,
         }
-
-    notebook_entries = {}
     for path in L.notebooks():
         key = path.relative_to(L.ROOT).as_posix()
-        if key not in ok_notebooks:
+        if key not in plan["notebooks"]:
+            continue
+        if key not in ok["notebooks"]:
             raise SystemExit(f"notebook {key} did not run: not recording")
         # Same cells, now with this run's outputs: the page shows these.
         shutil.copyfile(record_dir / "notebooks" / key, path)
-        notebook_entries[key] = {
+        found["notebooks"][key] = {
             "sha256": L.notebook_source_sha256(path),
             "output_sha256": L.sha256_of(path),
+            "run": run,
         }
-
-    experiment_entries = {}
     for e in all_experiments():
-        if e.name not in ok_experiments:
+        if e.name not in plan["experiments"]:
+            continue
+        if e.name not in ok["experiments"]:
             raise SystemExit(f"experiment {e.name} did not pass: not recording")
         recorded = record_dir / "experiments" / f"{e.name}.json"
-        experiment_entries[e.name] = {
+        found["experiments"][e.name] = {
             "sha256": e.sha256(),
             "result": json.loads(recorded.read_text()),
+            "run": run,
         }
+    return found
 
-    series = sorted(
-        (b["extra_info"] for b in by_kind.get("series", [])), key=lambda e: e["n"]
-    )
+
+def targets_of(kernels: dict) -> list[dict]:
+    """The benchmark targets, each from one entry's own ratio (one run's figures)."""
+    families = {f.name: f for f in all_families()}
 
     def outcome(what: str, best: dict, ratio: float, target: float) -> dict:
         return {
@@ -246,12 +295,13 @@ def build_ledger(
         }
 
     def versus_copy(what: str, family: str, target: float, versions=None) -> dict:
-        """A family's best version (of `versions`) as a fraction of the copy kernel."""
+        """A family's best version (of `versions`) as a fraction of the copy kernel
+        timed in the same run."""
         mine = [k for k in kernels.values() if k["family"] == family]
         if versions is not None:
             mine = [k for k in mine if k["version"] in versions]
-        best = max(mine, key=lambda k: k["gbps"])
-        return outcome(what, best, best["gbps"] / peak, target)
+        best = max(mine, key=lambda k: k["pct_of_copy"])
+        return outcome(what, best, best["pct_of_copy"] / 100, target)
 
     def versus_library(what, family, key, target, versions) -> dict:
         """The fastest of `versions` against a library time `key` (torch_ms, ...)."""
@@ -310,35 +360,94 @@ def build_ledger(
             tensor_cores,
         ),
     ]
-    targets = [t for t in targets if t is not None]
-    return {
-        "schema": L.SCHEMA,
-        "device": {
-            **info,
-            "slug": slug,
-            "nvcc": nvcc_version(),
-            "numpy": np.__version__,
-            "torch": torch_version,
-            "python": platform.python_version(),
-            "copy_peak_gbps": peak,
+    return [t for t in targets if t is not None]
+
+
+def build_ledger(
+    bench: dict,
+    checks: dict,
+    record_dir: Path,
+    ok: dict,
+    command: str = "python -m thousand.bench",
+    old: dict | None = None,
+    plan: dict | None = None,
+) -> dict:
+    """The ledger of this run; with `old` and `plan` (a stale-only run), `old` with
+    the planned entries replaced by this run's and the rest kept as they were."""
+    info = device_info()
+    slug = L.slug(info["name"])
+    if old is not None and old["device"]["name"] != info["name"]:
+        raise SystemExit(
+            f"the ledger is of {old['device']['name']}, this GPU is {info['name']}"
+        )
+    runs = list(old["runs"]) if old is not None else []
+    index = len(runs)
+    kernels, peak = kernel_entries(bench, checks, index)
+    runs.append(this_run(info, bench, command, peak))
+    if plan is None:  # a full run: everything comes from it
+        plan = L.redo_plan(None)
+    elif missing := plan["kernels"] - {k["family"] for k in kernels.values()}:
+        raise SystemExit(f"planned but not timed: {sorted(missing)}")
+    fresh = recorded_entries(record_dir, slug, plan, ok, index, clean=old is None)
+    ledger = {"schema": L.SCHEMA, "runs": runs}
+    ledger["kernels"] = {
+        **{
+            name: k
+            for name, k in (old or {}).get("kernels", {}).items()
+            if k["family"] not in plan["kernels"] and k["family"] != "copy"
         },
-        "run": {
-            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": git_commit(),
-            "command": command,
-        },
-        "kernels": kernels,
-        "snippets": snippet_entries,
-        "notebooks": notebook_entries,
-        "series": {
-            "b1-cpu-vs-gpu": [
-                {k: e[k] for k in ("n", "numpy_ms", "kernel_ms", "with_copies_ms")}
-                for e in series
-            ]
-        },
-        "experiments": experiment_entries,
-        "targets": targets,
+        **kernels,
     }
+    for section in ("snippets", "notebooks", "experiments"):
+        kept = (old or {}).get(section, {})
+        ledger[section] = {**kept, **fresh[section]}
+    # Drop what the repository no longer has (a removed snippet, say).
+    current = L.redo_plan(None)
+    for section in L.SECTIONS:
+        names = current[section]
+        if section == "kernels":
+            ledger[section] = {
+                k: e for k, e in ledger[section].items() if e["family"] in names
+            }
+        else:
+            ledger[section] = {k: e for k, e in ledger[section].items() if k in names}
+    series = sorted(
+        (
+            b["extra_info"]
+            for b in bench["benchmarks"]
+            if b["extra_info"].get("kind") == "series"
+        ),
+        key=lambda e: e["n"],
+    )
+    ledger["series"] = dict((old or {}).get("series", {}))
+    ledger["series_runs"] = dict((old or {}).get("series_runs", {}))
+    if series:
+        ledger["series"]["b1-cpu-vs-gpu"] = [
+            {k: e[k] for k in ("n", "numpy_ms", "kernel_ms", "with_copies_ms")}
+            for e in series
+        ]
+        ledger["series_runs"]["b1-cpu-vs-gpu"] = index
+    ledger["targets"] = targets_of(ledger["kernels"])
+    # Runs no entry comes from any more are dropped; the rest renumbered in order.
+    used = sorted(
+        {e["run"] for s in L.SECTIONS for e in ledger[s].values()}
+        | set(ledger["series_runs"].values())
+    )
+    renumber = {old_i: new_i for new_i, old_i in enumerate(used)}
+    ledger["runs"] = [runs[i] for i in used]
+    for s in L.SECTIONS:
+        for e in ledger[s].values():
+            e["run"] = renumber[e["run"]]
+    ledger["series_runs"] = {k: renumber[v] for k, v in ledger["series_runs"].items()}
+    latest = ledger["runs"][-1]
+    ledger["run"] = {k: latest[k] for k in ("date", "commit", "command")}
+    ledger["device"] = {
+        **info,
+        **{k: latest[k] for k in L.SOFTWARE},
+        "slug": slug,
+        "copy_peak_gbps": latest["copy_peak_gbps"],
+    }
+    return ledger
 
 
 def print_summary(ledger: dict) -> None:
@@ -377,55 +486,126 @@ def print_summary(ledger: dict) -> None:
         )
 
 
-def _option(argv: list[str], name: str) -> str | None:
-    """Take `name VALUE` out of argv (the rest goes to pytest)."""
-    if name not in argv:
-        return None
-    i = argv.index(name)
-    if i + 1 == len(argv):
-        raise SystemExit(f"{name} needs a value")
-    value = argv[i + 1]
-    del argv[i : i + 2]
-    return value
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(
+        prog="python -m thousand.bench",
+        description="The GPU run: check and time every kernel, snippet, experiment "
+        "and notebook on this machine's NVIDIA GPU, then write the ledger. "
+        "Options it does not know go to pytest.",
+    )
+    parser.add_argument(
+        "--stale",
+        action="store_true",
+        help="run only what no longer matches this GPU's ledger (with the copy "
+        "kernel and those families' library baselines) and merge it in",
+    )
+    parser.add_argument(
+        "--redo",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --stale: also redo this family, snippet file, experiment or "
+        "notebook (repeatable)",
+    )
+    parser.add_argument("--shard", metavar="K/N", help="run one of N shards")
+    parser.add_argument(
+        "--merge", type=int, metavar="N", help="build the ledger from N shards"
+    )
+    args, rest = parser.parse_known_args(argv)
+    if args.stale and (args.shard or args.merge):
+        parser.error("--stale runs in one command: it takes no --shard or --merge")
+    if args.redo and not args.stale:
+        parser.error("--redo goes with --stale")
+    if args.shard:
+        try:
+            shards.parse(args.shard)
+        except ValueError as e:
+            parser.error(str(e))
+    if args.merge is not None and args.merge < 1:
+        parser.error("--merge N wants the number of shards, at least 1")
+    return args, rest
 
 
 def main(argv: list[str]) -> int:
-    argv = list(argv)
-    shard, merge = _option(argv, "--shard"), _option(argv, "--merge")
-    info = device_info()  # fails here, clearly, when there is no GPU or PyCUDA
+    args, rest = parse_args(argv)
+    # Nothing of the GPU run may fall back to the CPU backend: say so at once.
+    os.environ["THOUSAND_BACKEND"] = "gpu"
+    ok, why = gpu_status()
+    if not ok:
+        print(
+            f"python -m thousand.bench records results on an NVIDIA GPU, and there "
+            f"is none to use here: {why}\nWithout a GPU, run the CPU layer: pytest",
+            file=sys.stderr,
+        )
+        return 2
+    info = device_info()
     print(f"GPU run on {info['name']}", flush=True)
+    started = time.perf_counter()
+    old = plan = None
+    if args.stale:
+        path = L.RESULTS_DIR / f"{L.slug(info['name'])}.json"
+        old = L.load(path) if path.exists() else None
+        try:
+            plan = L.redo_plan(old, set(args.redo))
+        except ValueError as e:
+            print(e, file=sys.stderr)
+            return 2
+        if old is not None and not any(plan.values()):
+            print(f"{path.relative_to(L.ROOT)} matches the sources: nothing to redo")
+            return 0
+        if old is not None:
+            plan["kernels"].add("copy")  # the ruler every bandwidth ratio needs
+        print(
+            "redo:",
+            *(f"{s}: {', '.join(sorted(v))}" for s, v in plan.items() if v),
+            sep="\n  ",
+            flush=True,
+        )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        if merge:  # every shard has run: one ledger from all of them
-            junits, bench = shards.gather(int(merge), tmp / "outputs")
+        if args.merge:  # every shard has run: one ledger from all of them
+            junits, bench = shards.gather(args.merge, tmp / "outputs")
         else:
-            if shard:
-                k, n = shards.parse(shard)
-            rc = run_pytest(tmp, argv, shard)
+            rc = run_pytest(tmp, rest, args.shard, plan if old is not None else None)
             if rc != 0:
                 print(f"\nthe GPU layer failed (pytest exit {rc}): no ledger written")
                 return rc
-            if shard:
+            if args.shard:
+                k, n = shards.parse(args.shard)
                 meta = {"gpu_uuid": shards.gpu_uuid(), "commit": git_commit()}
                 kept = shards.keep(tmp, k, n, meta)
                 print(
-                    f"\nshard {shard} passed: {kept.relative_to(L.ROOT)}; when "
+                    f"\nshard {args.shard} passed: {kept.relative_to(L.ROOT)}; when "
                     f"every shard has run, python -m thousand.bench --merge {n}"
                 )
                 return 0
             junits = [tmp / "junit.xml"]
             bench = json.loads((tmp / "bench.json").read_text())
-        checks, *ok = read_checks(*junits)
+        checks, *ok_sets = read_checks(*junits)
+        ok = dict(zip(("snippets", "notebooks", "experiments"), ok_sets, strict=True))
         command = "python -m thousand.bench"
-        if merge:
-            command += f" --shard K/{merge} (K = 1..{merge}), then --merge {merge}"
-        ledger = build_ledger(bench, checks, tmp / "outputs", *ok, command=command)
+        if args.merge:
+            n = args.merge
+            command += f" --shard K/{n} (K = 1..{n}), then --merge {n}"
+        if old is not None:
+            command += " --stale" + "".join(f" --redo {r}" for r in args.redo)
+        ledger = build_ledger(
+            bench, checks, tmp / "outputs", ok, command=command, old=old, plan=plan
+        )
     path = L.write(ledger)
     print_summary(ledger)
     print(
         f"\nwrote {path.relative_to(L.ROOT)}, docs/assets/outputs/"
         f"{ledger['device']['slug']}/ and the notebooks' outputs"
     )
+    if old is not None:
+        took = time.perf_counter() - started
+        redone = ", ".join(sorted(plan["kernels"] - {"copy"})) or "no family"
+        print(
+            f"stale-only run: {redone} (+ copy), {len(plan['snippets'])} snippets, "
+            f"{len(plan['experiments'])} experiments, {len(plan['notebooks'])} "
+            f"notebooks in {took:.0f} s on the GPU machine"
+        )
     stale = L.stale_entries(ledger)
     if stale:
         print("but the ledger is not complete:", *stale, sep="\n  ")

@@ -4,10 +4,18 @@ It records, for the device it ran on, every kernel version's check and timing an
 every snippet's output, each with the sha256 of the source it came from. The CPU
 tests compare those hashes with the files as they are now, so a kernel changed
 after the last GPU run fails CI until the GPU run is redone.
+
+Schema 2: a ledger may gather several runs on the same GPU model. `runs` lists them
+(date, commit, command, the GPU's UUID, software versions, the copy kernel's
+bandwidth in that run) and every entry names the run that measured it (`"run": i`).
+A stale-only run (`python -m thousand.bench --stale`) re-measures what changed, with
+the copy kernel and the library baselines beside it, so every ratio in an entry
+comes from one run on one GPU. `run` and `device` describe the latest run.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -19,7 +27,19 @@ OUTPUTS_DIR = ROOT / "docs" / "assets" / "outputs"
 SNIPPETS_DIR = ROOT / "snippets"
 DOCS_DIR = ROOT / "docs"
 KERNEL_DIR = ROOT / "src" / "thousand" / "kernels"
-SCHEMA = 1
+SCHEMA = 2
+# What a run records about the software it ran with (the hardware is the ledger's).
+SOFTWARE = (
+    "driver_release",
+    "cuda_driver_api",
+    "nvcc",
+    "python",
+    "pycuda",
+    "pycuda_cuda_version",
+    "numpy",
+    "torch",
+)
+SECTIONS = ("kernels", "snippets", "experiments", "notebooks")
 
 
 def sha256_of(*paths: Path) -> str:
@@ -78,7 +98,26 @@ def load(path_or_slug) -> dict:
     path = Path(path_or_slug)
     if not path.suffix:
         path = RESULTS_DIR / f"{path_or_slug}.json"
-    return json.loads(path.read_text())
+    return upgrade(json.loads(path.read_text()))
+
+
+def upgrade(ledger: dict) -> dict:
+    """A schema-1 ledger (one run measured everything) read as schema 2."""
+    if ledger.get("schema", 1) >= 2 or "run" not in ledger:
+        return ledger
+    d = ledger.get("device", {})
+    run = {**ledger["run"], **{k: d.get(k) for k in SOFTWARE}}
+    run["copy_peak_gbps"] = d.get("copy_peak_gbps")
+    out = {**ledger, "schema": SCHEMA, "runs": [run]}
+    for section in SECTIONS:
+        out[section] = {k: {**e, "run": 0} for k, e in ledger.get(section, {}).items()}
+    out["series_runs"] = {name: 0 for name in ledger.get("series", {})}
+    return out
+
+
+def run_of(ledger: dict, entry: dict) -> dict:
+    """The run that measured `entry` (a kernel, snippet, experiment or notebook)."""
+    return ledger["runs"][entry.get("run", 0)]
 
 
 def write(ledger: dict) -> Path:
@@ -92,49 +131,186 @@ def write(ledger: dict) -> Path:
 
 def stale_entries(ledger: dict) -> list[str]:
     """What in the repository no longer matches this ledger (empty when fresh)."""
+    return [problem for _, _, problem in stale_subjects(ledger)]
+
+
+def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
+    """(section, name, problem) for each thing the ledger no longer matches:
+    section is "kernels" (name: the family), "snippets", "experiments" or
+    "notebooks" (name: the ledger key)."""
+    from thousand.experiments import all_experiments
     from thousand.kernels.family import all_families
 
     problems = []
+
+    def stale(section: str, name: str, problem: str) -> None:
+        problems.append((section, name, problem))
+
     kernels = ledger.get("kernels", {})
     for family in all_families():
         digest = family_sha256(family.name)
         for v in family.versions:
             entry = kernels.get(v.kernel)
             if entry is None:
-                problems.append(f"{v.kernel}: never run on this GPU")
+                stale("kernels", family.name, f"{v.kernel}: never run on this GPU")
             elif entry["source_sha256"] != digest:
-                problems.append(f"{v.kernel}: source changed since the GPU run")
+                stale(
+                    "kernels",
+                    family.name,
+                    f"{v.kernel}: source changed since the GPU run",
+                )
             elif not entry["check"]["passed"]:
-                problems.append(f"{v.kernel}: failed its check on the GPU run")
+                stale(
+                    "kernels",
+                    family.name,
+                    f"{v.kernel}: failed its check on the GPU run",
+                )
     recorded = ledger.get("snippets", {})
     for path in snippets():
         key = path.name
         entry = recorded.get(key)
         if entry is None:
-            problems.append(f"snippets/{key}: never run on this GPU")
+            stale("snippets", key, f"snippets/{key}: never run on this GPU")
             continue
         if entry["sha256"] != snippet_sha256(path):
-            problems.append(f"snippets/{key}: changed since the GPU run")
+            stale("snippets", key, f"snippets/{key}: changed since the GPU run")
         out = ROOT / entry["output"]
         if not out.exists() or sha256_of(out) != entry["output_sha256"]:
-            problems.append(f"{entry['output']}: missing or not what the GPU run wrote")
-    from thousand.experiments import all_experiments
-
+            what = f"{entry['output']}: missing or not what the GPU run wrote"
+            stale("snippets", key, what)
     recorded = ledger.get("experiments", {})
     for experiment in all_experiments():
-        entry = recorded.get(experiment.name)
+        name = experiment.name
+        entry = recorded.get(name)
         if entry is None:
-            problems.append(f"experiment {experiment.name}: never run on this GPU")
+            stale("experiments", name, f"experiment {name}: never run on this GPU")
         elif entry["sha256"] != experiment.sha256():
-            problems.append(f"experiment {experiment.name}: changed since the GPU run")
+            what = f"experiment {name}: changed since the GPU run"
+            stale("experiments", name, what)
     recorded = ledger.get("notebooks", {})
     for path in notebooks():
         key = path.relative_to(ROOT).as_posix()
         entry = recorded.get(key)
         if entry is None:
-            problems.append(f"{key}: never run on this GPU")
+            stale("notebooks", key, f"{key}: never run on this GPU")
         elif entry["sha256"] != notebook_source_sha256(path):
-            problems.append(f"{key}: cells changed since the GPU run")
+            stale("notebooks", key, f"{key}: cells changed since the GPU run")
         elif entry["output_sha256"] != sha256_of(path):
-            problems.append(f"{key}: outputs are not what the GPU run wrote")
+            stale("notebooks", key, f"{key}: outputs are not what the GPU run wrote")
     return problems
+
+
+# -- what a stale-only run must redo ------------------------------------------------
+
+SRC = ROOT / "src"
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of a `thousand.*` module (a package's __init__.py), or None."""
+    if not name.startswith("thousand"):
+        return None
+    base = SRC.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.exists():
+            return path
+    return None
+
+
+def _imports(path: Path) -> set[str]:
+    """The `thousand.*` modules a file imports (a submodule named in a `from`
+    import counts as imported)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return {m for m in found if _module_file(m)}
+
+
+def families_used(paths: list[Path], source: str | None = None) -> set[str]:
+    """The kernel families that Python files (or `source`, a notebook's code)
+    reach through their imports, directly or through the package's models."""
+    todo = list(paths)
+    seen: set[Path] = set()
+    modules: set[str] = set()
+    if source is not None:
+        tmp = ast.parse(source)
+        for node in ast.walk(tmp):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                modules.add(node.module)
+                modules |= {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                modules |= {a.name for a in node.names}
+        todo += [f for m in modules if (f := _module_file(m))]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in _imports(path):
+            modules.add(name)
+            todo.append(_module_file(name))
+    prefix = "thousand.kernels."
+    return {
+        m[len(prefix) :]
+        for m in modules
+        if m.startswith(prefix) and (KERNEL_DIR / f"{m[len(prefix) :]}.cu").exists()
+    }
+
+
+def notebook_code(path: Path) -> str:
+    """A notebook's code cells as one Python text (for its imports)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = []
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            src = cell["source"]
+            text = src if isinstance(src, str) else "".join(src)
+            code.append("\n".join(ln for ln in text.splitlines() if ln[:1] not in "%!"))
+    return "\n".join(code)
+
+
+def redo_plan(ledger: dict | None, extra: set[str] = frozenset()) -> dict[str, set]:
+    """What a stale-only run must measure again: the stale entries, everything
+    that imports a stale family (a snippet's output may change with its kernels),
+    and the names in `extra` (a family, snippet file, experiment or notebook)."""
+    from thousand.experiments import all_experiments
+    from thousand.kernels.family import all_families
+
+    plan: dict[str, set] = {s: set() for s in SECTIONS}
+    if ledger is None:  # nothing recorded on this GPU yet: everything
+        plan["kernels"] = {f.name for f in all_families()}
+        plan["snippets"] = {p.name for p in snippets()}
+        plan["experiments"] = {e.name for e in all_experiments()}
+        plan["notebooks"] = {p.relative_to(ROOT).as_posix() for p in notebooks()}
+        return plan
+    for section, name, _ in stale_subjects(ledger):
+        plan[section].add(name)
+    known = {
+        "kernels": {f.name for f in all_families()},
+        "snippets": {p.name for p in snippets()},
+        "experiments": {e.name for e in all_experiments()},
+        "notebooks": {p.relative_to(ROOT).as_posix() for p in notebooks()},
+    }
+    for name in extra:
+        where = [s for s, names in known.items() if name in names]
+        if not where:
+            every = sorted(set().union(*known.values()))
+            raise ValueError(
+                f"--redo {name!r}: no such family, snippet, experiment "
+                f"or notebook; known: {', '.join(every)}"
+            )
+        plan[where[0]].add(name)
+    stale = plan["kernels"]
+    for path in snippets():
+        if families_used([path]) & stale:
+            plan["snippets"].add(path.name)
+    for e in all_experiments():
+        if set(e.families) & stale or families_used(e.sources()[:1]) & stale:
+            plan["experiments"].add(e.name)
+    for path in notebooks():
+        if families_used([], notebook_code(path)) & stale:
+            plan["notebooks"].add(path.relative_to(ROOT).as_posix())
+    return plan

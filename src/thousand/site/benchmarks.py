@@ -84,6 +84,7 @@ TEXT = {
         "PyCUDA {pycuda}，NumPy {numpy}，PyTorch {torch}",
         "run": "运行",
         "run_line": "{date}，提交 {commit}，{command}",
+        "run_peak": "；这次运行中复制核函数 {copy}",
         "memory_bound": "访存受限的核函数",
         "compute_bound": "计算受限的核函数",
         "targets": "基准目标",
@@ -127,6 +128,7 @@ TEXT = {
         "PyCUDA {pycuda}, NumPy {numpy}, PyTorch {torch}",
         "run": "Run",
         "run_line": "{date}, commit {commit}, {command}",
+        "run_peak": "; the copy kernel ran at {copy} in this run",
         "memory_bound": "Memory-bound kernels",
         "compute_bound": "Compute-bound kernels",
         "targets": "Targets",
@@ -424,7 +426,7 @@ def svgs(ledgers: list[dict] | None = None) -> dict[str, bytes]:
 
 
 def _device_facts(ledger: dict, t: dict) -> str:
-    d, run = ledger["device"], ledger["run"]
+    d = ledger["device"]
 
     def val(key, fmt=str):
         return DASH if d.get(key) is None else fmt(d[key])
@@ -474,16 +476,24 @@ def _device_facts(ledger: dict, t: dict) -> str:
                 torch=val("torch"),
             ),
         ),
-        (
-            "run",
-            t["run_line"].format(
-                date=run["date"],
-                commit=f"`{str(run['commit'])[:10]}`",
-                command=f"`{run['command']}`" if run.get("command") else DASH,
-            ),
-        ),
     ]
-    return "\n".join(f"- **{t[key]}**{t['colon']}{line}" for key, line in lines) + "\n"
+    runs = ledger["runs"]
+    for i, r in enumerate(runs, 1):
+        line = t["run_line"].format(
+            date=r["date"],
+            commit=f"`{str(r['commit'])[:10]}`",
+            command=f"`{r['command']}`" if r.get("command") else DASH,
+        )
+        if len(runs) > 1:  # the copy kernel's bandwidth in that run: its ruler
+            line += t["run_peak"].format(copy=gbps(r["copy_peak_gbps"]))
+        lines.append(("run", line) if len(runs) == 1 else (f"run {i}", line))
+
+    def label(key: str) -> str:
+        if key.startswith("run "):
+            return t["run_n"].format(i=key.split()[1])
+        return t[key]
+
+    return "\n".join(f"- **{label(k)}**{t['colon']}{line}" for k, line in lines) + "\n"
 
 
 def _figure(ledger: dict, kind: str, t: dict, page_uri: str) -> str:
@@ -499,6 +509,7 @@ def _figure(ledger: dict, kind: str, t: dict, page_uri: str) -> str:
 
 def render_gpu(ledger: dict, lang: str, page_uri: str) -> str:
     """One GPU's section: facts, charts, a table per family, targets."""
+    ledger = L.upgrade(ledger)  # a schema-1 ledger is one run
     t = {**render.TEXT[lang], **TEXT[lang]}
     chart_kinds = charts(ledger)
     heading = f"## {ledger['device']['name']} {{ #{gpu_slug(ledger)} }}\n"
@@ -511,6 +522,11 @@ def render_gpu(ledger: dict, lang: str, page_uri: str) -> str:
         for family, entries in fams.items():
             parts.append(f"#### `{family}`\n")
             parts.append(render.kernel_table(entries, columns, t, ledger["device"]))
+            if len(ledger["runs"]) > 1:  # a family is always timed in one run
+                i = entries[0]["run"]
+                run = t["run_n"].format(i=i + 1)
+                date = ledger["runs"][i]["date"]
+                parts.append(t["measured_in"].format(runs=f"{run} ({date})") + "\n")
     parts.append(f"### {t['targets']}\n")
     targets = ledger.get("targets") or []
     parts.append(render.target_lines(targets, t) if targets else t["no_targets"] + "\n")

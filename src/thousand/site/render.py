@@ -36,6 +36,11 @@ DIRECTIVE = re.compile(r"^<!-- results:(\w+)((?: [\w.-]+)*) -->$", re.M)
 TEXT = {
     "zh": {
         "device": "本页的输出、表格和图都来自同一次记录的 GPU 运行",
+        "device_runs": "本页的输出、表格和图来自同一型号 GPU 上记录的 {n} 次运行，"
+        "每项注明出自哪一次",
+        "run_n": "运行 {i}",
+        "measured_in": "测于{runs}。",
+        "join": "、",
         "gpu": "GPU",
         "driver": "驱动",
         "software": "软件",
@@ -299,6 +304,11 @@ TEXT = {
     },
     "en": {
         "device": "Every output, table and plot on this page comes from one GPU run",
+        "device_runs": "The outputs, tables and plots on this page come from {n} "
+        "recorded runs on this GPU model; each names its run",
+        "run_n": "Run {i}",
+        "measured_in": "Measured in {runs}.",
+        "join": ", ",
         "gpu": "GPU",
         "driver": "Driver",
         "software": "Software",
@@ -513,21 +523,43 @@ class Results:
         return DIRECTIVE.sub(replace, markdown)
 
     def _device(self, args, page_uri):
-        d, run, t = self.ledger["device"], self.ledger["run"], self.t
+        d, runs, t = self.ledger["device"], self.ledger["runs"], self.t
         sm = f"sm_{d['compute_capability'].replace('.', '')}"
         lines = [
             f"- **{t['gpu']}**: {d['name']} ({sm}, {d['sm_count']} SMs, "
             f"{d['total_memory_bytes'] / 2**30:.0f} GiB)",
-            f"- **{t['driver']}**: {d.get('driver_release') or '?'} "
-            f"(CUDA {d['cuda_driver_api']}), nvcc {d['nvcc']}",
-            f"- **{t['software']}**: Python {d['python']}, PyCUDA {d['pycuda']}, "
-            f"NumPy {d['numpy']}"
-            + (f", PyTorch {d['torch']}" if d.get("torch") else ""),
-            f"- **{t['run']}**: {run['date']}, commit `{run['commit'][:10]}`, "
-            f"`{run['command']}`",
         ]
+        for i, run in enumerate(runs, 1):
+            if len(runs) > 1:
+                lines.append(f"- **{t['run_n'].format(i=i)}**:")
+            pad = "    " if len(runs) > 1 else ""
+            lines += [
+                f"{pad}- **{t['driver']}**: {run.get('driver_release') or '?'} "
+                f"(CUDA {run['cuda_driver_api']}), nvcc {run['nvcc']}",
+                f"{pad}- **{t['software']}**: Python {run['python']}, PyCUDA "
+                f"{run['pycuda']}, NumPy {run['numpy']}"
+                + (f", PyTorch {run['torch']}" if run.get("torch") else ""),
+                f"{pad}- **{t['run']}**: {run['date']}, commit "
+                f"`{run['commit'][:10]}`, `{run['command']}`",
+            ]
         body = "\n".join("    " + line for line in lines)
-        return f'!!! info "{t["device"]}"\n\n{body}\n'
+        title = t["device"] if len(runs) == 1 else t["device_runs"].format(n=len(runs))
+        return f'!!! info "{title}"\n\n{body}\n'
+
+    def run_label(self, index: int) -> str:
+        """'Run 2 (2026-11-24 10:00 UTC)' when the ledger has several, else the date."""
+        date = self.ledger["runs"][index]["date"]
+        if len(self.ledger["runs"]) == 1:
+            return date
+        return f"{self.t['run_n'].format(i=index + 1)} ({date})"
+
+    def measured_in(self, entries: list[dict]) -> str:
+        """A line naming the runs `entries` come from; none with a single run."""
+        if len(self.ledger["runs"]) == 1:
+            return ""
+        used = sorted({e["run"] for e in entries})
+        runs = self.t["join"].join(self.run_label(i) for i in used)
+        return "\n" + self.t["measured_in"].format(runs=runs) + "\n"
 
     def _output(self, args, page_uri):
         (stem,) = args
@@ -536,7 +568,7 @@ class Results:
             raise DirectiveError(f"{page_uri}: snippets/{stem}.py has not run")
         text = (L.ROOT / entry["output"]).read_text().rstrip("\n")
         caption = self.t["output"].format(
-            device=self.ledger["device"]["name"], date=self.ledger["run"]["date"]
+            device=self.ledger["device"]["name"], date=self.run_label(entry["run"])
         )
         return f"{caption}\n\n```text\n{text}\n```\n"
 
@@ -546,7 +578,11 @@ class Results:
         if missing:
             raise DirectiveError(f"{page_uri}: nothing recorded for {sorted(missing)}")
         rows.sort(key=lambda k: (families.index(k["family"]), k["version"]))
-        return kernel_table(rows, POST_COLUMNS, self.t) + self._own_baselines(rows)
+        return (
+            kernel_table(rows, POST_COLUMNS, self.t)
+            + self._own_baselines(rows)
+            + self.measured_in(rows)
+        )
 
     def _own_baselines(self, rows: list[dict]) -> str:
         """A line per version measured against its own library call (cuBLAS TF32)."""
@@ -591,6 +627,7 @@ class Results:
         rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
         alt = self.t["ladder_alt"].format(family=family)
         note = self.t["torch_note"] + self._own_baselines(rows).rstrip("\n")
+        note += self.measured_in(rows).rstrip("\n")
         return f"{table}\n{note}\n\n![{alt}]({rel})\n"
 
     def _plot(self, args, page_uri):
@@ -630,10 +667,10 @@ class Results:
         families = {k["family"] for k in self.ledger["kernels"].values()}
         for family in sorted(families):
             found[ladder_plot(family)] = self.draw_ladder(family)
-        run = f"{self.ledger['device']['name']}, {self.ledger['run']['date']}"
+        device = self.ledger["device"]["name"]
         for name, entry in self.ledger.get("experiments", {}).items():
             e = by_name(name)
-            title = f"{e.title['en']}: {run}"
+            title = f"{e.title['en']}: {device}, {L.run_of(self.ledger, entry)['date']}"
             found[experiments.plot_name(name)] = experiments.draw(
                 e, entry["result"], title
             )
@@ -657,8 +694,9 @@ class Results:
         ax.invert_yaxis()
         ax.set_xscale("log")
         lines = []
+        run = L.run_of(self.ledger, rows[0])  # a family is always timed in one run
         if bandwidth:
-            peak = self.ledger["device"]["copy_peak_gbps"]
+            peak = run["copy_peak_gbps"]
             lines.append((peak, "copy kernel (measured peak)", "--", "black"))
         library = {}
         for k in rows:  # a version may have its own baseline (cuBLAS TF32)
@@ -675,8 +713,7 @@ class Results:
             ax.axvline(value, linestyle=style, color=color, label=name)
         ax.set_xlabel(f"{unit} at size {' x '.join(map(str, rows[0]['size']))}")
         ax.set_title(
-            f"{family}: {self.ledger['device']['name']}, {self.ledger['run']['date']}",
-            fontsize=10,
+            f"{family}: {self.ledger['device']['name']}, {run['date']}", fontsize=10
         )
         ax.grid(True, axis="x", which="major", alpha=0.3)
         if lines:  # under the axes, where no bar can hide behind it
@@ -706,10 +743,8 @@ class Results:
             ax.loglog(n, [p[key] for p in series], style, label=label, base=2)
         ax.set_xlabel("elements (float32): out = x + y")
         ax.set_ylabel("time (ms, median)")
-        ax.set_title(
-            f"{self.ledger['device']['name']}, {self.ledger['run']['date']}",
-            fontsize=10,
-        )
+        run = self.ledger["runs"][self.ledger["series_runs"][name]]
+        ax.set_title(f"{self.ledger['device']['name']}, {run['date']}", fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         ax.legend()
         fig.tight_layout()

@@ -1,0 +1,220 @@
+"""The stale-only GPU run (`python -m thousand.bench --stale`), without a GPU: what
+it plans to redo, which GPU tests it keeps, and how it merges its figures into the
+recorded ledger so that every ratio still comes from one run."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from thousand.bench import __main__ as bench
+from thousand.bench import ledger as L
+from thousand.site import benchmarks, render
+
+RECORDED = "nvidia-h200"
+
+
+@pytest.fixture
+def recorded() -> dict:
+    return L.load(RECORDED)
+
+
+def test_a_schema_1_ledger_reads_as_one_run(recorded):
+    raw = json.loads((L.RESULTS_DIR / f"{RECORDED}.json").read_text())
+    if raw.get("schema", 1) >= 2:
+        pytest.skip("the recorded ledger is already schema 2")
+    assert len(recorded["runs"]) == 1
+    run = recorded["runs"][0]
+    assert run["date"] == raw["run"]["date"]
+    assert run["copy_peak_gbps"] == raw["device"]["copy_peak_gbps"]
+    assert {e["run"] for e in recorded["kernels"].values()} == {0}
+
+
+def _with_changed_family(ledger: dict, family: str) -> dict:
+    changed = copy.deepcopy(ledger)
+    for entry in changed["kernels"].values():
+        if entry["family"] == family:
+            entry["source_sha256"] = "0" * 64
+    return changed
+
+
+def test_the_plan_names_a_changed_family_and_what_imports_it(recorded):
+    fresh = [s for s in L.stale_subjects(recorded) if s[0] == "kernels"]
+    changed = _with_changed_family(recorded, "row_sum")
+    plan = L.redo_plan(changed)
+    assert plan["kernels"] - {f for _, f, _ in fresh} == {"row_sum"}
+    # B10's snippets import row_sum: their printed output may change with it
+    assert {"b10_pitfalls.py", "b10_strides.py"} <= plan["snippets"]
+    assert "a1_mp_neuron.py" not in plan["snippets"]
+
+
+def test_models_reach_their_kernels_through_imports():
+    used = L.families_used([L.SNIPPETS_DIR / "a6_train_lenet.py"])
+    assert {"conv2d", "avg_pool", "softmax_xent"} <= used
+
+
+def test_redo_by_name_and_unknown_names(recorded):
+    plan = L.redo_plan(recorded, {"b2-caches"})
+    assert "b2-caches" in plan["experiments"]
+    with pytest.raises(ValueError, match="no such family, snippet"):
+        L.redo_plan(recorded, {"no_such_thing"})
+
+
+def test_the_gpu_layer_keeps_only_the_planned_tests(tmp_path):
+    plan = {
+        "kernels": ["copy", "row_sum"],
+        "snippets": ["b10_strides.py"],
+        "experiments": [],
+        "notebooks": [],
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    env = {**os.environ, "THOUSAND_REDO": str(tmp_path / "plan.json")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/gpu", "--collect-only", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=L.ROOT,
+        env=env,
+        timeout=300,
+    )
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    assert ids, done.stdout[-2000:] + done.stderr[-2000:]
+    kept = " ".join(ids)
+    assert "row_sum_v1" in kept and "copy_v2" in kept and "b10_strides.py" in kept
+    assert "vector_add_v1" not in kept and "matmul" not in kept
+    assert "b10_pitfalls.py" not in kept and "test_experiment" not in kept
+    assert "test_numpy_baseline[row_sum]" in kept  # its library baselines too
+    assert "test_numpy_baseline[matmul]" not in kept
+
+
+def _bench(ledger: dict, families: set[str], scale: float) -> tuple[dict, dict]:
+    """What a GPU run of `families` would hand build_ledger: the recorded timings
+    of those families, `scale` times slower, as pytest-benchmark reports them."""
+    out, checks = [], {}
+    for name, k in ledger["kernels"].items():
+        if k["family"] not in families:
+            continue
+        ms = k["median_ms"] * scale
+        out.append(
+            {
+                "extra_info": {
+                    "kind": "kernel",
+                    "family": k["family"],
+                    "kernel": name,
+                    "size": k["size"],
+                    "median_ms": ms,
+                    "min_ms": ms,
+                    "max_ms": ms,
+                    "repeats": 20,
+                }
+            }
+        )
+        checks[name] = {k2: v for k2, v in k["check"].items() if k2 != "tolerance"}
+        if k["numpy_ms"]:
+            out.append(
+                {
+                    "extra_info": {"kind": "numpy", "family": k["family"]},
+                    "stats": {"median": k["numpy_ms"] / 1e3},
+                }
+            )
+    return {"benchmarks": out}, checks
+
+
+def test_a_merge_keeps_each_entry_with_the_run_that_measured_it(
+    recorded, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(bench, "device_info", lambda: dict(recorded["device"]))
+    monkeypatch.setattr(bench, "nvcc_version", lambda: "13.0.88")
+    monkeypatch.setattr(bench.shards, "gpu_uuid", lambda: "GPU-test")
+    monkeypatch.setattr(bench, "git_commit", lambda: "abc1234")
+    old = _with_changed_family(recorded, "row_sum")
+    plan = {s: set() for s in L.SECTIONS}
+    plan["kernels"] = {"row_sum", "copy"}
+    # Twice as slow this time: copy's bandwidth halves, and so does row_sum's, so
+    # row_sum's share of copy must come out as it was, not halved.
+    data, checks = _bench(recorded, plan["kernels"], scale=2.0)
+    ok = {"snippets": set(), "notebooks": set(), "experiments": set()}
+    merged = bench.build_ledger(data, checks, tmp_path, ok, old=old, plan=plan)
+
+    assert len(merged["runs"]) == len(recorded["runs"]) + 1
+    new = len(merged["runs"]) - 1
+    assert merged["runs"][new]["commit"] == "abc1234"
+    peak = merged["runs"][new]["copy_peak_gbps"]
+    assert peak == pytest.approx(recorded["runs"][0]["copy_peak_gbps"] / 2)
+    for name, k in merged["kernels"].items():
+        before = recorded["kernels"][name]
+        if k["family"] in plan["kernels"]:
+            assert k["run"] == new
+            assert k["median_ms"] == pytest.approx(2 * before["median_ms"])
+            assert k["pct_of_copy"] == pytest.approx(before["pct_of_copy"])
+            assert k["source_sha256"] == L.family_sha256(k["family"])
+        else:
+            assert k == before  # untouched, its run and its ratios as recorded
+    assert merged["device"]["copy_peak_gbps"] == peak
+    assert set(merged["snippets"]) == set(recorded["snippets"])
+    # targets from each entry's own run: vector_add's, untouched, is as recorded
+    was = {t["what"]: t for t in recorded["targets"]}
+    for t in merged["targets"]:
+        if t["kernel"].startswith("vector_add"):
+            assert t["ratio"] == pytest.approx(was[t["what"]]["ratio"])
+
+    # the pages name both runs and which one each table comes from
+    benchmarks.validate(merged, "merged")
+    page = benchmarks.render_gpu(merged, "en", "benchmarks/")
+    assert "Run 2" in page and "Measured in Run 2" in page
+    zh = benchmarks.render_gpu(merged, "zh", "benchmarks/")
+    assert "运行 2" in zh
+    results = render.Results.__new__(render.Results)
+    results.ledger, results.t, results.lang = merged, render.TEXT["en"], "en"
+    box = results._device([], "blog/x/")
+    assert "2 recorded runs" in box and "abc1234" in box
+    table = results._table(["row_sum"], "blog/x/")
+    assert f"Measured in Run {new + 1}" in table
+
+
+def test_a_merge_refuses_a_ledger_of_another_gpu(recorded, tmp_path, monkeypatch):
+    other = {**recorded["device"], "name": "NVIDIA H100 80GB HBM3"}
+    monkeypatch.setattr(bench, "device_info", lambda: other)
+    plan = {s: set() for s in L.SECTIONS}
+    plan["kernels"] = {"copy"}
+    data, checks = _bench(recorded, {"copy"}, 1.0)
+    with pytest.raises(SystemExit, match="the ledger is of NVIDIA H200"):
+        bench.build_ledger(data, checks, tmp_path, {}, old=recorded, plan=plan)
+
+
+def test_without_a_gpu_the_run_says_so_at_once():
+    env = {**os.environ, "THOUSAND_NO_GPU": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "thousand.bench", "--stale"],
+        capture_output=True,
+        text=True,
+        cwd=L.ROOT,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "there is none to use here" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--stale", "--shard", "1/2"], "takes no --shard"),
+        (["--redo", "copy"], "--redo goes with --stale"),
+        (["--shard", "3/2"], "K must be between 1 and N"),
+        (["--merge", "0"], "at least 1"),
+    ],
+)
+def test_bad_options_are_refused(args, message):
+    done = subprocess.run(
+        [sys.executable, "-m", "thousand.bench", *args],
+        capture_output=True,
+        text=True,
+        cwd=L.ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 2 and message in done.stderr, done.stderr
