@@ -1,11 +1,16 @@
 """Build both languages into one site/, or build and serve it.
 
-    python -m thousand.site build           # site/ (Chinese) and site/en/ (English)
-    python -m thousand.site serve [--port N] # build, then serve site/ on localhost
-    python -m thousand.site measure [--page P] # build time; a post's first-load bytes
+    python -m thousand.site build [--site-dir DIR]  # DIR (Chinese) and DIR/en (English)
+    python -m thousand.site serve [--port N] [--site-dir DIR]  # build, then serve DIR
+    python -m thousand.site measure [--page P]  # build time; a post's first-load bytes
 
 One MkDocs build per language (Material's recommended set-up); `mkdocs serve` would
 show only one of them, so `serve` builds both and serves the result as it is.
+
+MkDocs empties its site folder before it builds, so the build refuses a folder that
+holds anything but an earlier build of this site (each build leaves a marker file,
+`.thousand-site`, in it). Both languages are built into a fresh folder beside the
+target and replace it only when both succeed: a failed build leaves it as it was.
 """
 
 from __future__ import annotations
@@ -14,37 +19,111 @@ import argparse
 import functools
 import http.server
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-# The Chinese build first: it empties site/, the English one then fills site/en/.
+# The Chinese build first: it fills the folder, the English one then fills en/.
 CONFIGS = ["mkdocs.yml", "mkdocs.en.yml"]
+DEFAULT_SITE = ROOT / "site"
+# Written into every finished build: the next build may replace the folder.
+MARKER = ".thousand-site"
+MARKER_NOTE = (
+    "A build of A Thousand Points (python -m thousand.site build).\n"
+    "The next build replaces everything in this folder.\n"
+)
+# What a build made before the marker existed holds (site/ in older checkouts).
+EARLIER_BUILD = ("index.html", "en/index.html", "sitemap.xml")
+
+
+class SiteDirError(RuntimeError):
+    """The site folder cannot be built into; nothing was changed."""
+
+
+def is_earlier_build(folder: Path) -> bool:
+    if (folder / MARKER).is_file():
+        return True
+    return all((folder / name).is_file() for name in EARLIER_BUILD)
+
+
+def check_site_dir(folder: Path) -> None:
+    """Raise SiteDirError unless `folder` is missing, empty or an earlier build."""
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise SiteDirError(
+            f"{folder} is a file, not a folder: nothing was changed. "
+            "Choose another folder with --site-dir."
+        )
+    found = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+    if not found or is_earlier_build(folder):
+        return
+    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if found[5:] else "")
+    raise SiteDirError(
+        f"{folder} holds files that are not a build of this site ({shown}), and a "
+        f"build replaces everything in its folder: nothing was changed. Build into "
+        f"a new or empty folder (--site-dir DIR), or move those files away first."
+    )
+
+
+def mkdocs(config: str, out: Path, env: dict) -> None:
+    """One language's strict MkDocs build into `out` (tests replace this step)."""
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config]
+    cmd += ["--site-dir", str(out)]
+    print("$", " ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True, env=env)
 
 
 def build(site_dir: Path | None = None, site_url: str | None = None) -> None:
     """Both languages. `site_url` (else $SITE_URL, else the default local server) is
     where the site will be served: the feeds' links and the sitemaps use it, and
     Material's language switch checks the sitemap before it keeps the reader on the
-    same page."""
+    same page. Raises SiteDirError (nothing touched) for a folder holding other
+    files, and CalledProcessError (the folder as it was) when MkDocs fails."""
+    # resolve(): a symlinked folder is replaced where it really is
+    target = Path(site_dir or DEFAULT_SITE).resolve()
+    check_site_dir(target)
     urls = {}
     if site_url:
         base = site_url.rstrip("/") + "/"
         urls = {"SITE_URL": base, "SITE_URL_EN": base + "en/"}
-    for config in CONFIGS:
-        cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config]
-        if site_dir is not None:
-            sub = site_dir if config == "mkdocs.yml" else site_dir / "en"
-            cmd += ["--site-dir", str(sub)]
-        print("$", " ".join(cmd), flush=True)
-        env = {**os.environ, **urls, "NO_MKDOCS_2_WARNING": "1"}  # banner: not news
-        subprocess.run(cmd, cwd=ROOT, check=True, env=env)
+    env = {**os.environ, **urls, "NO_MKDOCS_2_WARNING": "1"}  # banner: not news
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Beside the target, so that moving it in is a rename on one filesystem.
+    fresh = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    try:
+        for config in CONFIGS:
+            mkdocs(config, fresh if config == "mkdocs.yml" else fresh / "en", env)
+        (fresh / MARKER).write_text(MARKER_NOTE, encoding="utf-8")
+        _replace(target, fresh)
+    finally:
+        if fresh.exists():  # the build failed (or was interrupted) before the swap
+            shutil.rmtree(fresh, ignore_errors=True)
 
 
-def serve(port: int) -> None:
+def _replace(target: Path, fresh: Path) -> None:
+    """Move `fresh` to `target`; the old build goes aside first, then away."""
+    if not target.exists():
+        fresh.rename(target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    old.rmdir()  # only its unique name is wanted: rename needs it free
+    target.rename(old)
+    try:
+        fresh.rename(target)
+    except BaseException:
+        old.rename(target)  # put the earlier build back
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def serve(port: int, site_dir: Path | None = None) -> None:
+    folder = Path(site_dir or DEFAULT_SITE).resolve()
     handler = functools.partial(
-        http.server.SimpleHTTPRequestHandler, directory=str(ROOT / "site")
+        http.server.SimpleHTTPRequestHandler, directory=str(folder)
     )
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
         print(
@@ -54,13 +133,41 @@ def serve(port: int) -> None:
         httpd.serve_forever()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m thousand.site")
-    parser.add_argument("command", choices=["build", "serve", "measure"])
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--site-dir", type=Path, default=None)
-    parser.add_argument("--page", default="blog/why-gpu/", help="for measure")
-    args = parser.parse_args()
+def port_number(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (1 to 65535)")
+    return port
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m thousand.site",
+        description="Build both languages of the site (Chinese at /, English at "
+        "/en/), serve them, or measure the build and a first visit.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    site_dir = {
+        "type": Path,
+        "default": None,
+        "help": "where to build (default: site/ in the repository); refused if "
+        "it holds anything but an earlier build",
+    }
+    b = sub.add_parser("build", help="build both languages")
+    b.add_argument("--site-dir", **site_dir)
+    s = sub.add_parser("serve", help="build, then serve on 127.0.0.1")
+    s.add_argument("--port", type=port_number, default=8000, help="default 8000")
+    s.add_argument("--site-dir", **site_dir)
+    m = sub.add_parser("measure", help="build time and a post's first-load bytes")
+    m.add_argument("--page", default="blog/why-gpu/", help="default blog/why-gpu/")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.command == "measure":
         from thousand.site import browser, measure
 
@@ -68,12 +175,28 @@ def main() -> None:
             measure.main(args.page)
         except browser.NoBrowser as e:
             sys.exit(f"measure needs a browser: {e}")
-        return
+        return 0
     local = f"http://127.0.0.1:{args.port}/" if args.command == "serve" else None
-    build(args.site_dir, site_url=local)
+    where = Path(args.site_dir or DEFAULT_SITE).resolve()
+    try:
+        build(args.site_dir, site_url=local)
+    except SiteDirError as e:
+        sys.exit(f"python -m thousand.site: {e}")
+    except subprocess.CalledProcessError as e:
+        config = e.cmd[e.cmd.index("-f") + 1] if "-f" in e.cmd else "mkdocs"
+        sys.exit(
+            f"python -m thousand.site: the {config} build failed (exit "
+            f"{e.returncode}; its messages are above); {where} is as it was"
+        )
     if args.command == "serve":
-        serve(args.port)
+        try:
+            serve(args.port, args.site_dir)
+        except OSError as e:  # the port is taken, most often
+            sys.exit(f"python -m thousand.site: cannot serve on port {args.port}: {e}")
+        except KeyboardInterrupt:
+            pass
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

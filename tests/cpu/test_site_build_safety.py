@@ -1,0 +1,193 @@
+"""`python -m thousand.site build` never destroys what it did not build: a folder
+holding other files is refused untouched, and a build that fails part-way leaves the
+target as it was. MkDocs is replaced by a stand-in where the point is the folders
+(the real two-language build takes a minute; conftest's built_site is the one)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from thousand.bench.ledger import ROOT
+from thousand.site import __main__ as S
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` and what it holds: 'as before' means equal."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def leftovers(parent: Path) -> list[str]:
+    """Temporary folders a build left beside its target."""
+    return sorted(
+        p.name for p in parent.iterdir() if ".new-" in p.name or ".old-" in p.name
+    )
+
+
+def fake_mkdocs(fail_for: str | None = None, error=None):
+    """What MkDocs writes, in miniature; raises for config `fail_for` after it has
+    written a page, as a build that breaks half-way does."""
+    calls = []
+
+    def mkdocs(config: str, out: Path, env: dict) -> None:
+        calls.append((config, out))
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "index.html").write_text(f"new {config}")
+        (out / "sitemap.xml").write_text("<urlset/>")
+        if config == fail_for:
+            raise error or subprocess.CalledProcessError(1, ["mkdocs", "-f", config])
+
+    mkdocs.calls = calls
+    return mkdocs
+
+
+def earlier_build(folder: Path, marker: bool = True) -> dict[str, bytes]:
+    (folder / "en").mkdir(parents=True)
+    (folder / "index.html").write_text("old zh")
+    (folder / "en" / "index.html").write_text("old en")
+    (folder / "sitemap.xml").write_text("<urlset/>")
+    (folder / "stale.html").write_text("a page since removed")
+    if marker:
+        (folder / S.MARKER).write_text(S.MARKER_NOTE)
+    return snapshot(folder)
+
+
+def user_files(folder: Path) -> dict[str, bytes]:
+    (folder / "thesis").mkdir(parents=True)
+    (folder / "thesis" / "chapter1.tex").write_text("\\section{Irreplaceable}")
+    (folder / "notes.txt").write_text("do not lose")
+    return snapshot(folder)
+
+
+def test_a_folder_of_other_files_is_refused_by_the_command(tmp_path):
+    target = tmp_path / "mine"
+    before = user_files(target)
+    done = subprocess.run(
+        [sys.executable, "-m", "thousand.site", "build", "--site-dir", str(target)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "mkdocs" not in done.stdout
+    assert str(target) in done.stderr and "notes.txt" in done.stderr
+    assert "nothing was changed" in done.stderr and "--site-dir" in done.stderr
+    assert snapshot(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+
+
+@pytest.mark.parametrize("kind", ["a file", "user files", "a hidden file"])
+def test_nothing_but_an_earlier_build_is_replaced(tmp_path, monkeypatch, kind):
+    mkdocs = fake_mkdocs()
+    monkeypatch.setattr(S, "mkdocs", mkdocs)
+    target = tmp_path / "out"
+    if kind == "a file":
+        target.write_text("not a folder")
+        before = {"": target.read_bytes()}
+    elif kind == "user files":
+        before = user_files(target)
+    else:  # MkDocs would keep it, but the folder is still not ours to replace
+        target.mkdir()
+        (target / ".env").write_text("SECRET=1")
+        before = snapshot(target)
+    with pytest.raises(S.SiteDirError, match="nothing was changed"):
+        S.build(target)
+    assert mkdocs.calls == []
+    after = {"": target.read_bytes()} if target.is_file() else snapshot(target)
+    assert after == before
+
+
+def test_the_default_folder_follows_the_same_rules(tmp_path, monkeypatch):
+    mkdocs = fake_mkdocs()
+    monkeypatch.setattr(S, "mkdocs", mkdocs)
+    monkeypatch.setattr(S, "DEFAULT_SITE", tmp_path / "site")
+    before = user_files(tmp_path / "site")
+    with pytest.raises(S.SiteDirError):
+        S.build()
+    assert snapshot(tmp_path / "site") == before and mkdocs.calls == []
+
+
+@pytest.mark.parametrize("start", ["missing", "empty", "marked", "unmarked build"])
+def test_a_build_replaces_an_earlier_one_whole(tmp_path, monkeypatch, start):
+    mkdocs = fake_mkdocs()
+    monkeypatch.setattr(S, "mkdocs", mkdocs)
+    target = tmp_path / "deep" / "site"
+    if start == "empty":
+        target.mkdir(parents=True)
+    elif start != "missing":  # an unmarked build: site/ from before the marker
+        earlier_build(target, marker=start == "marked")
+    S.build(target)
+    assert snapshot(target) == {
+        S.MARKER: S.MARKER_NOTE.encode(),
+        "index.html": b"new mkdocs.yml",
+        "sitemap.xml": b"<urlset/>",
+        "en/index.html": b"new mkdocs.en.yml",
+        "en/sitemap.xml": b"<urlset/>",
+    }
+    # Chinese into the fresh folder, English into its en/, both beside the target.
+    (zh, zh_out), (en, en_out) = mkdocs.calls
+    assert (zh, en) == ("mkdocs.yml", "mkdocs.en.yml") and en_out == zh_out / "en"
+    assert zh_out.parent == target.parent
+    assert sorted(p.name for p in target.parent.iterdir()) == ["site"]
+    S.build(target)  # and the build it made is one it may replace
+    assert (target / S.MARKER).is_file()
+
+
+@pytest.mark.parametrize("start", ["missing", "marked", "unmarked build"])
+@pytest.mark.parametrize("how", ["mkdocs fails", "interrupted"])
+def test_a_failed_build_leaves_the_target_as_it_was(tmp_path, monkeypatch, start, how):
+    error = KeyboardInterrupt() if how == "interrupted" else None
+    monkeypatch.setattr(S, "mkdocs", fake_mkdocs("mkdocs.en.yml", error))
+    target = tmp_path / "site"
+    before = None if start == "missing" else earlier_build(target, start == "marked")
+    with pytest.raises(KeyboardInterrupt if error else subprocess.CalledProcessError):
+        S.build(target)
+    assert (snapshot(target) if target.exists() else None) == before
+    # The half-built folder is gone too.
+    expected = [] if start == "missing" else ["site"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == expected
+
+
+def test_the_command_reports_a_failed_build_without_a_traceback(tmp_path, monkeypatch):
+    monkeypatch.setattr(S, "mkdocs", fake_mkdocs("mkdocs.en.yml"))
+    target = tmp_path / "site"
+    before = earlier_build(target)
+    with pytest.raises(SystemExit) as stop:
+        S.main(["build", "--site-dir", str(target)])
+    message = str(stop.value.code)
+    assert "mkdocs.en.yml build failed" in message and str(target) in message
+    assert "as it was" in message
+    assert snapshot(target) == before
+
+
+def test_a_failed_swap_puts_the_earlier_build_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(S, "mkdocs", fake_mkdocs())
+    target = tmp_path / "site"
+    before = earlier_build(target)
+    real_rename = Path.rename
+
+    def rename(self, dest):
+        if ".new-" in self.name:  # the new build's move into place fails
+            raise OSError("disk says no")
+        return real_rename(self, dest)
+
+    monkeypatch.setattr(Path, "rename", rename)
+    with pytest.raises(OSError, match="disk says no"):
+        S.build(target)
+    assert snapshot(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_the_real_build_is_marked_and_leaves_nothing_beside_it(built_site):
+    # conftest built both languages with MkDocs itself into a fresh folder.
+    assert (built_site / S.MARKER).read_text() == S.MARKER_NOTE
+    assert (built_site / "index.html").is_file()
+    assert (built_site / "en" / "index.html").is_file()
+    assert not leftovers(built_site.parent)
+    assert S.MARKER not in (built_site / "sitemap.xml").read_text()
