@@ -68,6 +68,9 @@ def _redo(items, plan_file: str) -> list:
     plan = {k: set(v) for k, v in json.loads(open(plan_file).read()).items()}
     kept = []
     for item in items:
+        if "gpu" not in item.keywords:  # the CPU layer: -m gpu leaves it out anyway
+            kept.append(item)
+            continue
         subject = _subject(item)
         if (
             subject is None
