@@ -1,6 +1,15 @@
 """The runtime every kernel family uses: device, compilation, launch, timing, errors."""
 
-from .arrays import Staging, check_aligned, check_array, check_block, check_shape
+from .arrays import (
+    INDEX_LIMIT,
+    Staging,
+    check_aligned,
+    check_array,
+    check_block,
+    check_index_range,
+    check_no_overlap,
+    check_shape,
+)
 from .backend import (
     backend,
     device_address,
@@ -37,6 +46,7 @@ from .launch import cdiv, grid_stride_blocks, launch, launch_1d
 from .timing import host_time_ms, median, time_ms
 
 __all__ = [
+    "INDEX_LIMIT",
     "CompilerMissing",
     "CpuBuildError",
     "CudaUnavailable",
@@ -61,6 +71,8 @@ __all__ = [
     "check_aligned",
     "check_array",
     "check_block",
+    "check_index_range",
+    "check_no_overlap",
     "check_shape",
     "compile_ptx",
     "device_info",

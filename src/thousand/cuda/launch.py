@@ -77,22 +77,25 @@ def launch_1d(
 ):
     """Check, stage and launch `name(in_0, ..., out, n)` over equal-length 1-D arrays.
 
+    For elementwise kernels: element i of `out` from element i of each input, so
+    `out` may be one of the inputs itself (in place), never a shifted view of one.
     `grid_for(n)` gives the number of blocks; `align` demands that many bytes of
     alignment (vector loads). Returns `out` in the kind of array the caller passed.
     """
-    first = next(iter(inputs.values()))
     named = dict(inputs) if out is None else {**inputs, "out": out}
-    for arg, a in named.items():
+    for arg, a in named.items():  # every one is an array before any is looked at
         check_array(op, arg, a, ndim=1)
+    first = next(iter(inputs.values()))
+    for arg, a in named.items():
         check_shape(op, arg, a, first.shape)
-    check_block(op, (block,))
+    check_block(op, block, ndim=1)
     if align:
         for arg, a in named.items():
             check_aligned(op, arg, a, align)
     n = first.shape[0]
-    stage = Staging(op, *inputs.values())
+    stage = Staging(op, *inputs.values(), names=tuple(inputs))
     d_in = stage.inputs()
-    d_out = stage.output(out, first.shape)
+    d_out = stage.output(out, first.shape, in_place_ok=True)
     if n:
         launch(op, name, (grid_for(n),), (block,), *d_in, d_out, np.int32(n))
     return stage.result(d_out, out)

@@ -52,10 +52,16 @@ class Family:
     out_dtype: type = np.float32  # what the kernels write
 
     def version(self, number: int) -> Version:
+        known = [v.number for v in self.versions]
+        # '4' or 4.0 would otherwise read as a missing version 4
+        if isinstance(number, bool) or not isinstance(number, int | np.integer):
+            raise ValueError(
+                f"{self.name}: version must be an int such as {known[-1]}, "
+                f"got {number!r} ({type(number).__name__})"
+            )
         for v in self.versions:
             if v.number == number:
                 return v
-        known = [v.number for v in self.versions]
         raise ValueError(f"{self.name}: no version {number}; versions are {known}")
 
 

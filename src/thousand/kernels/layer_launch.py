@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
+from thousand.cuda import (
+    Staging,
+    cdiv,
+    check_array,
+    check_block,
+    check_index_range,
+    check_shape,
+    launch,
+)
 from thousand.kernels.family import Family, Version
 
 
@@ -19,25 +27,28 @@ def launch_matrix(op: str, name: str, inputs: dict, out, block: int):
     first sets the shape: its last axis has N values (the columns, or a
     convolution's channels), the axes before it M rows in all (a batch, or the
     batch's pixels). Each later input has the same shape, or is 1-D of N values (a
-    bias, one per column or channel).
+    bias, one per column or channel). Elementwise: `out` may be the first input
+    itself (in place).
     """
     arrays = list(inputs.items())
     first_name, first = arrays[0]
+    if not hasattr(first, "ndim"):  # a list: check_array says what it wants
+        check_array(op, first_name, first, ndim=2)
     check_array(op, first_name, first, ndim=max(first.ndim, 2))
     shape = tuple(first.shape)
     N = shape[-1]
     M = int(np.prod(shape[:-1]))
     for arg, a in arrays[1:]:
-        want = (N,) if a.ndim == 1 else shape
+        want = (N,) if getattr(a, "ndim", None) == 1 else shape
         check_array(op, arg, a, ndim=len(want))
         check_shape(op, arg, a, want)
     if out is not None:
         check_array(op, "out", out, ndim=len(shape))
         check_shape(op, "out", out, shape)
-    check_block(op, (block,))
-    stage = Staging(op, *(a for _, a in arrays))
+    check_block(op, block, ndim=1)
+    stage = Staging(op, *(a for _, a in arrays), names=tuple(inputs))
     d_in = stage.inputs()
-    d_out = stage.output(out, shape)
+    d_out = stage.output(out, shape, in_place_ok=True)
     if M and N:
         grid = (cdiv(M * N, block),)
         launch(op, name, grid, (block,), *d_in, d_out, np.int32(M), np.int32(N))
@@ -80,9 +91,12 @@ def scratch(op: str, name: str, shape: tuple):
     grows when a call needs more."""
     from thousand.cuda import backend, empty
 
+    check_index_range(op, f"the scratch buffer `{name}`", *shape)  # before allocating
     n = int(np.prod(shape))
     key = (backend(), op, name)
     have = _scratch.get(key)
     if have is None or have.shape[0] < n:
         have = _scratch[key] = empty((max(n, 1),), np.float32)
-    return have[:n].reshape(shape)
+    view = have[:n]
+    # (a 1-D shape needs no reshape, which the CPU backend refuses for empty views)
+    return view if tuple(shape) == (n,) else view.reshape(shape)
