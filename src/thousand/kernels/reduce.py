@@ -55,8 +55,9 @@ class Operator:
 
 
 SUM = Operator("sum", "a + b", 0.0, np.sum)
-# fmax returns the other operand when one is NaN: NaNs are skipped, as np.nanmax does
-MAX = Operator("max", "fmax(a, b)", -math.inf, np.nanmax)
+# A NaN wins, as in np.max (C's fmax would skip it); only a NaN has a != a
+MAX = Operator("max", "a > b || a != a ? a : b", -math.inf, np.max)
+MIN = Operator("min", "a < b || a != a ? a : b", math.inf, np.min)
 # --8<-- [end:operator]
 
 
@@ -203,6 +204,7 @@ def reduce_v6(x, out=None, block=256, op=SUM):
 
 
 def reduce_v7(x, out=None, block=256, op=SUM):
+    (block,) = check_block(OP, block, ndim=1)  # an int before any arithmetic
     if block % 32 or not 32 <= block <= 1024:
         raise ValueError(f"{OP}: reduce_v7 needs a multiple of 32 threads, got {block}")
     stage, dx, d_out = _checked(x, out, block, op)
