@@ -68,9 +68,9 @@ def _axpy(name, a, x, y, out, block, grid_for, align=None):
         for arg, v in {"x": x, **named}.items():
             check_aligned(OP, arg, v, align)
     n = x.shape[0]
-    stage = Staging(OP, x, y)
+    stage = Staging(OP, x, y, names=("x", "y"))
     dx, dy = stage.inputs()
-    d_out = stage.output(out, x.shape)  # may be dy itself: in place
+    d_out = stage.output(out, x.shape, in_place_ok=True)  # out=y: in place
     if n:
         launch(OP, name, (grid_for(n),), (block,), a, dx, dy, d_out, np.int32(n))
     return stage.result(d_out, out)

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
+from thousand.cuda import (
+    Staging,
+    cdiv,
+    check_array,
+    check_block,
+    check_index_range,
+    check_shape,
+    launch,
+)
 from thousand.kernels.family import Family, Version, pick
 from thousand.kernels.layer_launch import scratch
 from thousand.kernels.matmul import matmul
@@ -37,6 +45,10 @@ def dims(op, X, K, x_name="X", k_name="K"):
         raise ValueError(
             f"{op}: `{k_name}` has {C_k} input channels, `{x_name}` has {C}"
         )
+    if C == 0:  # an empty sum; the patch matrix would have no columns
+        raise ValueError(
+            f"{op}: `{x_name}` has no channels (C = 0); give it one or more"
+        )
     if R > H or S > W or min(R, S) < 1:
         raise ValueError(
             f"{op}: a {R} x {S} kernel does not fit in a {H} x {W} image (no padding)"
@@ -44,14 +56,17 @@ def dims(op, X, K, x_name="X", k_name="K"):
     return N, H, W, C, R, S, F
 
 
-def _start(X, K, out, block):
+def _start(X, K, out, block, patches=False):
     N, H, W, C, R, S, F = dims(OP, X, K)
     shape = (N, H - R + 1, W - S + 1, F)
+    check_index_range(OP, "the output", *shape)  # every size before any allocation
+    if patches:  # v2's scratch: one row per output pixel, R * S * C columns
+        check_index_range(OP, "the patch matrix", N * shape[1] * shape[2], R * S * C)
     if out is not None:
         check_array(OP, "out", out, ndim=4)
         check_shape(OP, "out", out, shape)
     check_block(OP, (block,))
-    stage = Staging(OP, X, K)
+    stage = Staging(OP, X, K, names=("X", "K"))
     dX, dK = stage.inputs()
     return stage, dX, dK, stage.output(out, shape), (N, H, W, C, R, S, F)
 
@@ -66,7 +81,7 @@ def conv2d_v1(X, K, out=None, block=256):
 
 
 def conv2d_v2(X, K, out=None, block=256):
-    stage, dX, dK, dY, (N, H, W, C, R, S, F) = _start(X, K, out, block)
+    stage, dX, dK, dY, (N, H, W, C, R, S, F) = _start(X, K, out, block, True)
     if dY.size:
         P, Q = H - R + 1, W - S + 1
         cols = scratch(OP, "cols", (N * P * Q, R * S * C))  # one patch per row

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
+from thousand.cuda import (
+    Staging,
+    cdiv,
+    check_array,
+    check_block,
+    check_index_range,
+    check_shape,
+    launch,
+)
 from thousand.kernels.conv2d import CONV_BENCH, CONV_SIZES, conv_flops
 from thousand.kernels.family import Family, Version, pick
 from thousand.kernels.layer_launch import scratch
@@ -43,11 +51,18 @@ def _start(dY, K, out, block):
     if F_k != F:
         raise ValueError(f"{OP}: `K` has {F_k} output channels, `dY` has {F}")
     H, W = P + R - 1, Q + S - 1
+    if min(R, S) < 1:
+        raise ValueError(f"{OP}: `K` is {R} x {S}; a kernel needs R, S >= 1")
+    if F == 0:  # an empty sum; the patch gradients would have no inputs
+        raise ValueError(f"{OP}: `dY` has no channels (F = 0); give it one or more")
+    # every size before any allocation: dX, then v2's K^T and patch gradients
+    check_index_range(OP, "the output", N, H, W, C)
+    check_index_range(OP, "the patch gradients", N * P * Q, R * S * C)
     if out is not None:
         check_array(OP, "out", out, ndim=4)
         check_shape(OP, "out", out, (N, H, W, C))
     check_block(OP, (block,))
-    stage = Staging(OP, dY, K)
+    stage = Staging(OP, dY, K, names=("dY", "K"))
     d_dY, dK = stage.inputs()
     return stage, d_dY, dK, stage.output(out, (N, H, W, C)), (N, H, W, C, R, S, F)
 

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
+from thousand.cuda import (
+    Staging,
+    cdiv,
+    check_array,
+    check_block,
+    check_index_range,
+    check_shape,
+    launch,
+)
 from thousand.kernels.conv2d import CONV_BENCH, CONV_SIZES, conv_flops
 from thousand.kernels.family import Family, Version, pick
 from thousand.kernels.layer_launch import scratch
@@ -43,11 +51,16 @@ def _start(X, dY, out, block):
             f"convolution of `X` of shape {tuple(X.shape)}"
         )
     R, S = H - P + 1, W - Q + 1
+    if N == 0:  # an empty sum over the batch; the patch matrix would have no columns
+        raise ValueError(f"{OP}: `X` and `dY` hold no images (N = 0); give one or more")
+    # every size before any allocation: dK, then v2's transposed patches
+    check_index_range(OP, "the output", R, S, C, F)
+    check_index_range(OP, "the patch matrix", R * S * C, N * P * Q)
     if out is not None:
         check_array(OP, "out", out, ndim=4)
         check_shape(OP, "out", out, (R, S, C, F))
     check_block(OP, (block,))
-    stage = Staging(OP, X, dY)
+    stage = Staging(OP, X, dY, names=("X", "dY"))
     dX, d_dY = stage.inputs()
     return stage, dX, d_dY, stage.output(out, (R, S, C, F)), (N, H, W, C, R, S, F)
 

@@ -57,14 +57,14 @@ def coordinates_ref(a: np.ndarray, version: int = 3, block=None) -> np.ndarray:
 
 
 def _block(version: int, block) -> tuple[int, ...]:
-    block = (block,) if np.isscalar(block) else tuple(block)
+    block = tuple(block) if isinstance(block, tuple | list) else (block,)
     if len(block) != version:
         want = {1: "(bx,) or bx", 2: "(bx, by)", 3: "(bx, by, bz)"}[version]
         raise ValueError(
             f"{OP}: coordinates_v{version} takes a {version}-D block {want}, "
             f"got {block}"
         )
-    return tuple(int(b) for b in block)
+    return check_block(OP, block)  # ints (256.7 is not), positive, at most 1024
 
 
 # --8<-- [start:limits]

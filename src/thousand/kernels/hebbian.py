@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
+from thousand.cuda import (
+    Staging,
+    cdiv,
+    check_array,
+    check_block,
+    check_index_range,
+    check_shape,
+    launch,
+)
 from thousand.kernels.family import Family, Version, pick
 
 OP = "hebbian"
@@ -26,11 +34,12 @@ def hebbian_ref(P: np.ndarray) -> np.ndarray:
 def hebbian_v1(P, out=None, block=(32, 8)):
     check_array(OP, "P", P, ndim=2)  # (p, n): one pattern per row
     p, n = P.shape
+    check_index_range(OP, "the output", n, n)  # an n x n matrix from a p x n one
     if out is not None:
         check_array(OP, "out", out, ndim=2)
         check_shape(OP, "out", out, (n, n))
-    check_block(OP, block)
-    stage = Staging(OP, P)
+    block = check_block(OP, block, ndim=2)
+    stage = Staging(OP, P, names=("P",))
     (dP,) = stage.inputs()
     dW = stage.output(out, (n, n))
     if n:

@@ -14,6 +14,7 @@ from thousand.cuda import (
     check_aligned,
     check_array,
     check_block,
+    check_index_range,
     check_shape,
     device_info,
     launch,
@@ -49,6 +50,7 @@ def _check(a, b, out):
             "(a must be M x K and b K x N)"
         )
     shape = (a.shape[0], b.shape[1])  # (M, N)
+    check_index_range(OP, "the output", *shape)  # C[row * N + col] in int
     if out is not None:
         check_array(OP, "out", out, ndim=2)
         check_shape(OP, "out", out, shape)
@@ -74,8 +76,7 @@ def _matmul(
     `x_rows` makes the grid's x run over the rows of C."""
     M, N = _check(a, b, out)
     K = a.shape[1]
-    block = tuple(block) if isinstance(block, tuple | list) else (block,)
-    check_block(OP, block)
+    block = check_block(OP, block if isinstance(block, tuple | list) else (block,))
     if fixed is not None and block != fixed:
         raise ValueError(f"{OP}: {name} is written for blocks of {fixed}, got {block}")
     if align:
@@ -83,7 +84,7 @@ def _matmul(
             if x is not None:
                 check_aligned(OP, arg, x, 16)
     rows, cols = tile or (block[1], block[0])
-    stage = Staging(OP, a, b)
+    stage = Staging(OP, a, b, names=("a", "b"))
     da, db = stage.inputs()
     d_out = stage.output(out, (M, N))
     if M and N:

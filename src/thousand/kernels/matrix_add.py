@@ -25,13 +25,13 @@ def matrix_add_v1(a, b, out=None, block=(32, 8)):
     if out is not None:
         check_array(OP, "out", out, ndim=2)
         check_shape(OP, "out", out, a.shape)
-    check_block(OP, block)
+    block = check_block(OP, block, ndim=2)
     M, N = a.shape
     bx, by = block
     grid = (cdiv(N, bx), cdiv(M, by))  # x covers the columns, y the rows
-    stage = Staging(OP, a, b)
+    stage = Staging(OP, a, b, names=("a", "b"))
     da, db = stage.inputs()
-    d_out = stage.output(out, a.shape)
+    d_out = stage.output(out, a.shape, in_place_ok=True)  # elementwise: out=a works
     if M and N:
         launch(
             OP, "matrix_add_v1", grid, block, da, db, d_out, np.int32(M), np.int32(N)

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
+from thousand.cuda import (
+    Staging,
+    cdiv,
+    check_array,
+    check_block,
+    check_index_range,
+    check_shape,
+    launch,
+)
 from thousand.kernels.family import Family, Version, pick
 
 OP = "neuron_layer"
@@ -35,7 +43,9 @@ def _run(name, W, x, b, out, block, threads_per_neuron):
     check_block(OP, (block,))
     if block % threads_per_neuron:
         raise ValueError(f"{OP}: block must be a multiple of {threads_per_neuron}")
-    stage = Staging(OP, W, x, b)
+    # v2's thread index runs to n_out * 32, past what W's size bounds
+    check_index_range(OP, "the threads", n_out, threads_per_neuron, unit="threads")
+    stage = Staging(OP, W, x, b, names=("W", "x", "b"))
     dW, dx, db = stage.inputs()
     d_out = stage.output(out, (n_out,))
     if n_out:

@@ -69,6 +69,7 @@ def _footprint(shared, need: int) -> int:
 def occupancy_v1(x, out=None, block=256, shared=None):
     """`shared`: the block's shared-memory footprint in bytes; at least (and by
     default) the one float per thread the copy passes through."""
+    (block,) = check_block(OP, block, ndim=1)  # an int before it sizes anything
     shared = _footprint(shared, block * FLOAT)
     return _copy("occupancy_v1", x, out, block, 1, shared)
 

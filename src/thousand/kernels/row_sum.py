@@ -84,6 +84,7 @@ def row_sum_v2(a_cm, out=None, block=256):
 def row_sum_v3(a, out=None, block=256):
     """a: (rows, cols) row-major. One warp per row."""
     check_array(OP, "a", a, ndim=2)
+    (block,) = check_block(OP, block, ndim=1)  # an int before any arithmetic
     if block % 32:
         raise ValueError(f"{OP}: row_sum_v3 needs whole warps, got a block of {block}")
     rows, cols = a.shape

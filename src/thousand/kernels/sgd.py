@@ -19,7 +19,7 @@ def sgd_ref(w: np.ndarray, g: np.ndarray, lr: np.ndarray) -> np.ndarray:
 
 def sgd_v1(w, g, lr, out=None, block=256):
     """Any shape of parameters (a weight matrix, a bias); `out=w` updates in place."""
-    check_array(OP, "w", w, ndim=w.ndim)
+    check_array(OP, "w", w, ndim=np.ndim(w))  # any shape; a list is refused here
     check_array(OP, "g", g, ndim=w.ndim)
     check_shape(OP, "g", g, w.shape)
     check_array(OP, "lr", lr, ndim=1)
@@ -28,9 +28,9 @@ def sgd_v1(w, g, lr, out=None, block=256):
         check_array(OP, "out", out, ndim=w.ndim)
         check_shape(OP, "out", out, w.shape)
     check_block(OP, (block,))
-    stage = Staging(OP, w, g, lr)
+    stage = Staging(OP, w, g, lr, names=("w", "g", "lr"))
     dw, dg, dlr = stage.inputs()
-    d_out = stage.output(out, w.shape)
+    d_out = stage.output(out, w.shape, in_place_ok=True)  # elementwise: out=w works
     n = int(np.prod(w.shape))
     if n:
         launch(

@@ -46,11 +46,17 @@ def softmax_xent_v1(Z, T, out=None, block=128, loss=None):
             check_array(OP, arg, a, ndim=len(shape))
             check_shape(OP, arg, a, shape)
     check_block(OP, (block,))
-    stage = Staging(OP, Z, T)
+    stage = Staging(OP, Z, T, names=("Z", "T"))
     dZ, dT = stage.inputs()
     d_out = stage.output(out, (M, C))
+    if loss is not None:  # a second output: it must not overlap the first either
+        stage.named["out"] = out
     # no `loss` wanted: the kernel writes it into a buffer kept between calls
-    d_loss = scratch(OP, "loss", (M,)) if loss is None else stage.output(loss, (M,))
+    d_loss = (
+        scratch(OP, "loss", (M,))
+        if loss is None
+        else stage.output(loss, (M,), name="loss")
+    )
     if M and C:
         launch(
             OP,

@@ -76,6 +76,7 @@ def stencil_v2(x, taps, out=None, block=256):
 
 
 def stencil_v3(x, taps, out=None, block=256):
+    (block,) = check_block(OP, block, ndim=1)  # an int before it sizes anything
     shared = (block + 2 * R) * 4  # the block's inputs and a halo of R each side
     return _constant_taps("stencil_v3", x, taps, out, block, shared=shared)
 

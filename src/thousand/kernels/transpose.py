@@ -25,7 +25,7 @@ def _transpose(name, a, out, block, tiled: bool, fixed_block=None):
     if out is not None:
         check_array(OP, "out", out, ndim=2)
         check_shape(OP, "out", out, (cols, rows))
-    check_block(OP, block)
+    block = check_block(OP, block, ndim=2)
     bx, by = block
     if fixed_block and tuple(block) != fixed_block:
         raise ValueError(
@@ -41,9 +41,9 @@ def _transpose(name, a, out, block, tiled: bool, fixed_block=None):
         if tiled
         else (cdiv(cols, bx), cdiv(rows, by))
     )
-    stage = Staging(OP, a)
+    stage = Staging(OP, a, names=("a",))
     (da,) = stage.inputs()
-    d_out = stage.output(out, (cols, rows))
+    d_out = stage.output(out, (cols, rows))  # never `a`: threads read what others write
     if rows and cols:
         launch(OP, name, grid, block, da, d_out, np.int32(rows), np.int32(cols))
     return stage.result(d_out, out)
