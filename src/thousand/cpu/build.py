@@ -3,11 +3,15 @@
 The `.cu` file is not edited: a generated file includes it after `cuda_on_cpu.h`, adds
 storage for its `extern __shared__` arrays and exports one launcher per kernel.
 Libraries are cached on disk under a hash of everything that goes into them, so a
-family compiles once per change, like the GPU modules.
+family compiles once per change, like the GPU modules. Beside each library a sidecar
+records its size and sha256; a library that does not match it (a truncated or
+damaged file would crash dlopen) is rebuilt rather than loaded.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import functools
 import hashlib
 import os
@@ -17,7 +21,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from thousand.cuda.compiler import KERNEL_DIR, cache_root, source_path
+from thousand.cuda.compiler import KERNEL_DIR, cache_error, cache_root, source_path
 from thousand.cuda.errors import CompilerMissing, CpuBuildError
 
 HERE = Path(__file__).resolve().parent
@@ -45,6 +49,9 @@ FAST = ["-O2"]
 CHECKED = [
     "-O1",
     "-g",
+    # Keep struct copies whole: a float4 load stays one 16-byte access, whose
+    # alignment the runtime checks, instead of four floats.
+    "-fno-tree-sra",
     "-fsanitize=kernel-address",
     "--param",
     "asan-stack=0",
@@ -133,6 +140,36 @@ def _generated(cu: Path, source: str, gpu_only: set[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _fingerprint(path: Path) -> str:
+    """What the sidecar holds: the library's size and sha256."""
+    data = path.read_bytes()
+    return f"{len(data)} {hashlib.sha256(data).hexdigest()}\n"
+
+
+def _sidecar(target: Path) -> Path:
+    return target.with_name(target.name + ".sha256")
+
+
+def _intact(target: Path) -> bool:
+    """The cached library is the one we wrote: same size and hash as its sidecar."""
+    try:
+        return _sidecar(target).read_text() == _fingerprint(target)
+    except OSError:  # either file missing or unreadable: build it again
+        return False
+
+
+def _compile(cmd: list[str], stem: str, out_dir: Path) -> None:
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode == 0:
+        return
+    if "No space left on device" in done.stderr:
+        raise cache_error(out_dir, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    raise CpuBuildError(
+        f"the C++ compiler rejected {stem} for the CPU backend:\n"
+        f"{' '.join(cmd)}\n{done.stderr}"
+    )
+
+
 def _build(
     target_stem: str, cpp_text: str, flags: list[str], inputs: list[Path]
 ) -> Path:
@@ -144,23 +181,46 @@ def _build(
         digest.update(path.read_bytes())
     out_dir = cache_dir()
     target = out_dir / f"{target_stem}-{digest.hexdigest()[:16]}.so"
-    if target.exists():
+    if _intact(target):
         return target
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
-        src = Path(tmp) / f"{target_stem}.cpp"
-        src.write_text(cpp_text)
-        lib = Path(tmp) / "lib.so"
-        cmd = [cxx, *flags, "-include", str(HEADER), "-I", str(KERNEL_DIR)]
-        cmd += [str(src), "-o", str(lib), "-ldl"]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise CpuBuildError(
-                f"the C++ compiler rejected {target_stem} for the CPU backend:\n"
-                f"{' '.join(cmd)}\n{done.stderr}"
-            )
-        os.replace(lib, target)  # atomic: a parallel build never sees half a file
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+            src = Path(tmp) / f"{target_stem}.cpp"
+            src.write_text(cpp_text)
+            lib = Path(tmp) / "lib.so"
+            cmd = [cxx, *flags, "-include", str(HEADER), "-I", str(KERNEL_DIR)]
+            cmd += [str(src), "-o", str(lib), "-ldl"]
+            _compile(cmd, target_stem, out_dir)
+            side = Path(tmp) / "lib.sha256"
+            side.write_text(_fingerprint(lib))
+            # Both renames are atomic: a parallel build never sees half a file, and
+            # a library whose sidecar lags (or belongs to another build) is rebuilt.
+            os.replace(lib, target)
+            os.replace(side, _sidecar(target))
+    except OSError as e:
+        raise cache_error(out_dir, e) from e
     return target
+
+
+def load(library: Path, **how) -> ctypes.CDLL:
+    """dlopen a library from the cache, naming the cache where it fails."""
+    try:
+        return ctypes.CDLL(str(library), **how)
+    except OSError as e:
+        if "failed to map" in str(e):  # the mapping limit, not the file
+            from .memory import mapping_advice
+
+            advice = mapping_advice()
+        else:
+            advice = (
+                "; delete that folder to rebuild everything, or set "
+                "THOUSAND_CACHE_DIR to another folder"
+            )
+        raise CpuBuildError(
+            f"cannot load {library.name} from the CPU backend's cache "
+            f"({library.parent}): {e}{advice}"
+        ) from e
 
 
 def runtime_library() -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
@@ -10,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from .device import driver
-from .errors import NvccMissing
+from .errors import BuildCacheError, NvccMissing
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels"
 NVCC_FLAGS = ["-std=c++17", "-lineinfo"]
@@ -40,16 +41,31 @@ def cache_root() -> Path:
     return Path(xdg) / "thousand-points"
 
 
+def cache_error(folder: Path, error: OSError) -> BuildCacheError:
+    """An OSError while writing the cache, as an error saying where and what to do."""
+    if error.errno == errno.ENOSPC:
+        why = "the disk is full (No space left on device)"
+    else:
+        why = f"it cannot be written ({error.strerror or error})"
+    return BuildCacheError(
+        f"the build cache {folder} cannot be used: {why}; set THOUSAND_CACHE_DIR "
+        "to a writable folder with free space"
+    )
+
+
 def generated_source(stem: str, text: str) -> Path:
     """A .cu file with `text`, written once under the cache and named by its hash,
     for kernels built from a template (reduce with another operator or type)."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     path = cache_root() / "generated" / f"{stem}-{digest}.cu"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)  # atomic: a parallel process never reads half a file
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(text)
+            os.replace(tmp, path)  # atomic: a parallel process never reads half a file
+        except OSError as e:
+            raise cache_error(path.parent, e) from e
     return path
 
 

@@ -25,5 +25,10 @@ class CpuBuildError(RuntimeError):
     """The host C++ compiler rejected a kernel file for the CPU backend."""
 
 
+class BuildCacheError(CpuBuildError):
+    """The build cache cannot be written (no permission, not a folder, a full disk):
+    the message names the folder and THOUSAND_CACHE_DIR."""
+
+
 class KernelFault(RuntimeError):
     """A kernel failed while running: the message names the kernel, block and thread."""
