@@ -68,6 +68,7 @@ class _Spec(ctypes.Structure):
         ("trace_blocks", ctypes.c_uint32),
         ("error", ctypes.c_char_p),
         ("error_size", ctypes.c_uint64),
+        ("handle", ctypes.c_void_p),
     ]
 
 
@@ -86,13 +87,19 @@ SCALARS = {
 @functools.cache
 def runtime() -> ctypes.CDLL:
     # RTLD_GLOBAL: the kernel libraries find the runtime's symbols through it.
-    lib = ctypes.CDLL(str(build.runtime_library()), mode=ctypes.RTLD_GLOBAL)
+    lib = build.load(build.runtime_library(), mode=ctypes.RTLD_GLOBAL, use_errno=True)
     lib.thousand_module_base.restype = ctypes.c_uint64
     lib.thousand_module_base.argtypes = [ctypes.c_void_p]
     lib.thousand_device_alloc.restype = ctypes.c_void_p
     lib.thousand_device_alloc.argtypes = [ctypes.c_uint64]
     lib.thousand_device_free.restype = None
     lib.thousand_device_free.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    lib.thousand_wait_grid.restype = ctypes.c_int
+    lib.thousand_wait_grid.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.thousand_cancel_grid.restype = None
+    lib.thousand_cancel_grid.argtypes = [ctypes.c_void_p]
+    lib.thousand_finish_grid.restype = ctypes.c_int
+    lib.thousand_finish_grid.argtypes = [ctypes.c_void_p]
     return lib
 
 
@@ -112,8 +119,8 @@ class Module:
         self.family = family
         self.checked = checked
         self.gpu_only = gpu_only
-        self.lib = ctypes.CDLL(
-            str(build.family_library(family, checked, set(gpu_only))),
+        self.lib = build.load(
+            build.family_library(family, checked, set(gpu_only)),
             mode=ctypes.RTLD_LOCAL,
         )
         touch = self.lib.thousand_tls_touch
@@ -167,7 +174,24 @@ class GpuOnly(RuntimeError):
     """The kernel needs hardware the CPU backend cannot emulate (tensor cores, PTX)."""
 
 
-_SETTINGS = {"checked": os.environ.get("THOUSAND_CPU_CHECKED") == "1"}
+def _switch(variable: str) -> bool | None:
+    """An on/off environment variable: None where unset or empty."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return None
+    if value.lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(
+        f"{variable}={value!r}: give 1, true, yes or on, or 0, false, no or off"
+    )
+
+
+# checked: True or False inside checked_mode(); None leaves it to
+# THOUSAND_CPU_CHECKED, read at each launch, and where that is unset too, runs the
+# package's own kernels fast and everyone else's checked (wants_checked).
+_SETTINGS: dict[str, bool | None] = {"checked": None}
 # __constant__ memory: a family's fast and checked builds are two libraries, each
 # with its own copy of the variable; what was set goes into both, also into one that
 # loads later.
@@ -179,14 +203,37 @@ def set_constant(family: str, symbol: str, data: np.ndarray) -> None:
     """What thousand.cuda.set_constant does on the CPU backend."""
     data = np.ascontiguousarray(data)
     builds = [m for m in _LOADED if m.family == family]
-    for m in builds or [module(family, _SETTINGS["checked"])]:
+    for m in builds or [module(family, wants_checked(family))]:
         m.write_constant(symbol, data)  # checks the name and the size first
     _CONSTANTS[(family, symbol)] = data.copy()
 
 
+def _in_package(family: str | Path) -> bool:
+    """A family of the package (a name, or a .cu file the package ships or
+    generates), as opposed to a reader's own kernel file."""
+    if not isinstance(family, Path):
+        return True
+    from thousand.cuda.compiler import cache_root
+
+    path = family.resolve()
+    homes = (Path(__file__).resolve().parent.parent, cache_root() / "generated")
+    return any(path.is_relative_to(home.resolve()) for home in homes)
+
+
+def wants_checked(family: str | Path) -> bool:
+    """Whether a launch of `family` runs the checked build: as THOUSAND_CPU_CHECKED
+    or checked_mode() says, else only for .cu files outside the package, where a
+    bug is likeliest and the fast build would let a stray write pass silently."""
+    setting = _SETTINGS["checked"]
+    if setting is None:
+        setting = _switch("THOUSAND_CPU_CHECKED")
+    return (not _in_package(family)) if setting is None else setting
+
+
 @contextlib.contextmanager
 def checked_mode(on: bool = True):
-    """Run launches from the checked build: every access is validated (slower)."""
+    """Run launches from the checked build: every access is validated (slower).
+    checked_mode(False) runs every kernel fast, a reader's own ones too."""
     before = _SETTINGS["checked"]
     _SETTINGS["checked"] = on
     try:
@@ -196,7 +243,9 @@ def checked_mode(on: bool = True):
 
 
 def workers() -> int:
-    """How many OS threads run blocks: THOUSAND_CPU_WORKERS, else every core."""
+    """How many OS threads run blocks: THOUSAND_CPU_WORKERS, else every core. The
+    runtime runs fewer where their fiber stacks would not fit in the process's
+    memory mappings (vm.max_map_count; see runtime.cpp, workers_that_fit)."""
     value = os.environ.get("THOUSAND_CPU_WORKERS", "").strip()
     if not value:
         return os.cpu_count() or 1
@@ -272,7 +321,7 @@ def launch(family, name, grid, block, *args, shared: int = 0, trace=None) -> Non
     """
     grid, block = _dims("grid", grid), _dims("block", block)
     check_config(name, grid, block, shared)
-    checked = _SETTINGS["checked"] or trace is not None
+    checked = wants_checked(family) or trace is not None
     mod = module(family, checked)
     k = mod.kernel(name)
     if len(args) != len(k.signature):
@@ -309,10 +358,42 @@ def launch(family, name, grid, block, *args, shared: int = 0, trace=None) -> Non
         spec.trace = trace.records.ctypes.data
         spec.trace_capacity = len(trace.records)
         spec.trace_blocks = trace.blocks
-    if k.launcher(ctypes.byref(spec), argv) != 0:
+    if _run(k, spec, argv) != 0:
         raise KernelFault(error.value.decode(errors="replace"))
     if trace is not None:
         trace.finish(spec.trace_count, mod, name, [n for _, _, n in buffers])
+
+
+# How long Python waits in C at a time: between waits it runs its Ctrl-C handler.
+WAIT_SLICE_MS = 50
+
+
+def _run(k: Kernel, spec: _Spec, argv) -> int:
+    """Run the grid to the end: 0, or 1 with spec.error set. Ctrl-C stops the
+    workers, then raises KeyboardInterrupt naming where the kernel was."""
+    rt = runtime()
+    spec.handle = None
+    try:
+        if k.launcher(ctypes.byref(spec), argv) == 2:  # no stacks or threads
+            from .memory import mapping_advice
+
+            raise MemoryError(spec.error.decode(errors="replace") + mapping_advice())
+        while not rt.thousand_wait_grid(spec.handle, WAIT_SLICE_MS):
+            pass
+    except KeyboardInterrupt:
+        if not spec.handle:  # it came before the grid started
+            raise
+        rt.thousand_cancel_grid(spec.handle)
+        # the workers read argv and spec: they must stop before this frame ends
+        while True:
+            try:
+                if rt.thousand_wait_grid(spec.handle, WAIT_SLICE_MS):
+                    break
+            except KeyboardInterrupt:
+                continue  # a second Ctrl-C: we are stopping already
+        rt.thousand_finish_grid(spec.handle)
+        raise KeyboardInterrupt(spec.error.decode(errors="replace")) from None
+    return rt.thousand_finish_grid(spec.handle)
 
 
 class Trace:

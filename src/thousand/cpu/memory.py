@@ -3,28 +3,83 @@
 A `DeviceArray` behaves like the part of PyCUDA's GPUArray the package uses: shape,
 dtype, `get()`, `set()`, 1-D slicing, `reshape()`. Allocations start on 256-byte
 boundaries, as cudaMalloc's do, so alignment checks and vector loads behave as on the
-GPU; they sit between guard pages outside the Python heap (runtime.cpp), so a kernel
-writing past an array faults rather than corrupting Python's memory.
+GPU. They sit on pages of their own outside the Python heap, with a guard page on
+either side (runtime.cpp): in the fast build a kernel running off the end of an array
+faults, but a wild pointer that lands in other mapped memory, or a small overrun
+before the start, is not caught; the checked build catches those.
+
+Each allocation costs 2 to 3 of the process's memory mappings (its pages and a guard on
+either side; neighbours' guards merge), which Linux caps (vm.max_map_count, 65,530 by
+default): some 30,000 live arrays reach it, and MemoryError then says so.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
+import os
 import weakref
+from pathlib import Path
 
 import numpy as np
+
+# The array's pages and a guard page on either side: 3 mappings, 2 where the guard
+# merges with a neighbour's, as it mostly does.
+MAPS_PER_ARRAY = 2
+# The mapping limit allocations are checked against: None reads vm.max_map_count
+# (tests set a small number to reach it quickly).
+MAP_LIMIT: int | None = None
+_LIVE = [0]  # device allocations not yet freed
+
+
+def max_map_count() -> int:
+    """Linux's limit on one process's memory mappings (65,530 by default)."""
+    try:
+        return int(Path("/proc/sys/vm/max_map_count").read_text())
+    except (OSError, ValueError):
+        return 65530
+
+
+def live_arrays() -> int:
+    """How many device allocations are live (views share their array's)."""
+    return _LIVE[0]
+
+
+def mapping_advice(limit: int | None = None) -> str:
+    """What holds the process's mappings, for errors where they ran out."""
+    limit = limit or max_map_count()
+    return (
+        f"; {live_arrays():,} device arrays are live, each costs 2 to 3 memory "
+        f"mappings, and a process may have {limit:,} (vm.max_map_count): free "
+        "arrays you no longer need (del them, or let them go out of scope) or raise "
+        "the limit (sysctl -w vm.max_map_count=262144)"
+    )
+
+
+def _freed(free, ptr: int, nbytes: int) -> None:
+    free(ptr, nbytes)
+    _LIVE[0] -= 1
 
 
 def _allocate(nbytes: int) -> tuple[np.ndarray, int]:
     from .engine import runtime
 
     rt = runtime()
+    limit = MAP_LIMIT or max_map_count()
+    failed = f"cannot allocate {nbytes:,} bytes of emulated device memory"
+    if (live_arrays() + 1) * MAPS_PER_ARRAY > limit:
+        raise MemoryError(failed + mapping_advice(limit))
     ptr = rt.thousand_device_alloc(nbytes)
     if not ptr:
-        raise MemoryError(f"cannot allocate {nbytes:,} bytes of emulated device memory")
+        code = ctypes.get_errno()
+        # ENOMEM for a small request: the mappings ran out, not the memory
+        if code == errno.ENOMEM and nbytes < 2**30:
+            raise MemoryError(failed + mapping_advice(limit))
+        raise MemoryError(f"{failed}: {os.strerror(code)}")
+    _LIVE[0] += 1
     raw = np.frombuffer((ctypes.c_uint8 * nbytes).from_address(ptr), np.uint8)
     owner = _Allocation()
-    weakref.finalize(owner, rt.thousand_device_free, ptr, nbytes)
+    weakref.finalize(owner, _freed, rt.thousand_device_free, ptr, nbytes)
     owner.raw = raw
     return owner, ptr
 

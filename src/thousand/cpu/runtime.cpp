@@ -6,19 +6,24 @@
 // returns; then the worker resumes the next fiber. Fibers start with makecontext and
 // switch with _setjmp/_longjmp, which, unlike swapcontext, makes no system call.
 //
-// Errors never hang: a barrier some threads cannot reach, a shuffle naming a lane that
-// left, a wild pointer (SIGSEGV), or, in the checked build, any access outside the
-// launch's buffers, stops the grid and comes back to Python as one message naming the
-// kernel, the block and the thread.
+// Errors never hang and never kill Python: a barrier some threads cannot reach, a
+// shuffle naming a lane that left, a wild pointer (SIGSEGV, SIGBUS), an integer
+// division by zero (SIGFPE), a failed assert, Ctrl-C, or, in the checked build, any
+// access outside the launch's buffers or a misaligned vector access, stops the grid
+// and comes back to Python as one message naming the kernel, the block and the thread.
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +31,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -60,6 +66,7 @@ struct Spec {
     uint32_t trace_blocks;  // record only blocks with linear index below this
     char* error;            // out: the message when the launch fails
     uint64_t error_size;
+    void* handle;  // out: the running launch, for thousand_wait_grid and finish_grid
 };
 
 enum State { READY, AT_BARRIER, AT_WARP, DONE };
@@ -91,27 +98,118 @@ struct Warp {
 
 constexpr size_t kStack = 64 * 1024;
 
-// Fiber stacks are kept between launches: 1024 stacks with a guard page under each.
+// Fiber stacks, kept between launches: `count` stacks with a guard page under each.
+// Every guard splits the mapping, so a set costs 2 * count + 1 of the process's memory
+// mappings, which Linux caps (vm.max_map_count, 65,530 by default): sets are sized to
+// the launch's block, and the number of workers is capped to fit (workers_that_fit).
 struct StackSet {
-    char* base = nullptr;
-    size_t page = 0;
+    char* base;
+    size_t page, total;
+    int count;
     char* lo(int i) const { return base + i * (kStack + page) + page; }
-    StackSet() {
-        page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t total = 1024 * (kStack + page);
-        void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED) {
-            std::perror("thousand: fiber stacks");
-            std::abort();
-        }
-        base = static_cast<char*>(p);
-        for (int i = 0; i < 1024; ++i)
-            mprotect(lo(i) - page, page, PROT_NONE);
-    }
 };
+
+long regions_of(int count) {
+    return 2L * count + 1;
+}
+
+long max_map_count() {
+    static const long value = [] {
+        long v = 0;
+        if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+            if (std::fscanf(f, "%ld", &v) != 1)
+                v = 0;
+            std::fclose(f);
+        }
+        return v > 0 ? v : 65530L;  // Linux's default, where /proc cannot tell
+    }();
+    return value;
+}
+
+// Fiber stacks may hold half the mappings; device arrays (3 each), libraries and
+// Python's own allocations need the rest.
+long stack_budget() {
+    return max_map_count() / 2;
+}
+
+// How many workers' stacks (and each worker thread's own stack and guard) fit.
+int workers_that_fit(int count) {
+    long most = stack_budget() / (regions_of(count) + 2);
+    return most < 1 ? 1 : (int)std::min(most, 1L << 20);
+}
+
+// Maps a set; nullptr with errno set where it cannot (ENOMEM: the mapping limit).
+StackSet* map_stacks(int count) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t total = count * (kStack + page);
+    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return nullptr;
+    auto* set = new StackSet{static_cast<char*>(p), page, total, count};
+    for (int i = 0; i < count; ++i) {
+        if (mprotect(set->lo(i) - page, page, PROT_NONE) != 0) {
+            int e = errno;
+            munmap(p, total);
+            delete set;
+            errno = e;
+            return nullptr;
+        }
+    }
+    return set;
+}
+
 std::mutex g_stack_mutex;
-std::vector<StackSet*> g_free_stacks;
+std::vector<StackSet*> g_free_stacks;  // sets no launch is using
+long g_stack_regions = 0;              // mappings held by every set, free or in use
+
+void unmap_free_stack(size_t i) {  // caller holds g_stack_mutex
+    StackSet* set = g_free_stacks[i];
+    g_stack_regions -= regions_of(set->count);
+    munmap(set->base, set->total);
+    delete set;
+    g_free_stacks.erase(g_free_stacks.begin() + i);
+}
+
+// Up to `n` sets of `count` stacks, one per worker: free sets of that size first, new
+// ones for the rest, after unmapping free sets of other sizes while the total would
+// exceed the budget. Fewer sets where no more can be mapped (fewer workers run);
+// false, with errno set, where not even one can.
+bool take_stacks(int count, int n, std::vector<StackSet*>* out) {
+    std::lock_guard<std::mutex> lock(g_stack_mutex);
+    for (size_t i = 0; i < g_free_stacks.size() && (int)out->size() < n;) {
+        if (g_free_stacks[i]->count == count) {
+            out->push_back(g_free_stacks[i]);
+            g_free_stacks.erase(g_free_stacks.begin() + i);
+        } else {
+            ++i;
+        }
+    }
+    auto over = [&] {
+        return g_stack_regions + (n - (long)out->size()) * regions_of(count) >
+               stack_budget();
+    };
+    while (!g_free_stacks.empty() && over())
+        unmap_free_stack(0);
+    while ((int)out->size() < n) {
+        StackSet* set = map_stacks(count);
+        if (!set && !g_free_stacks.empty()) {  // make room, then try again
+            while (!g_free_stacks.empty())
+                unmap_free_stack(0);
+            continue;
+        }
+        if (!set)
+            return !out->empty();
+        g_stack_regions += regions_of(count);
+        out->push_back(set);
+    }
+    return true;
+}
+
+void give_back_stacks(StackSet* const* sets, size_t n) {
+    std::lock_guard<std::mutex> lock(g_stack_mutex);
+    g_free_stacks.insert(g_free_stacks.end(), sets, sets + n);
+}
 
 struct Launch {
     const Spec* spec;
@@ -121,9 +219,17 @@ struct Launch {
     uint64_t blocks_total;
     std::atomic<uint64_t> next_block{0};
     std::atomic<bool> failed{false};
+    std::atomic<bool> cancelled{false};  // Ctrl-C in Python: thousand_cancel_grid
     std::atomic<uint64_t> trace_count{0};
     std::mutex error_mutex;
     std::string error;
+    // The workers, their stacks (one set each), and who has finished.
+    std::vector<std::thread> threads;
+    std::vector<StackSet*> stacks;
+    std::mutex done_mutex;
+    std::condition_variable done_cv;
+    std::vector<char> finished;
+    int running = 0;
     void fail(const std::string& message) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (error.empty())
@@ -188,14 +294,15 @@ std::string format(const char* fmt, ...) {
     return buf;
 }
 
-// Stop the whole grid from inside a fiber: record why, then leave the block.
+// Stop the whole grid from inside a fiber: record why, then leave the block. The
+// fiber is forgotten first, so an interrupt arriving meanwhile does not re-enter.
 [[noreturn]] void abort_from_fiber(const std::string& what) {
     Worker* w = tls_worker;
     Fiber* f = tls_fiber;
-    w->launch->fail(w->launch->name + std::string(": ") + what + " (" + where(w, f) +
-                    ")");
     thousand_current_thread = nullptr;
     tls_fiber = nullptr;
+    w->launch->fail(w->launch->name + std::string(": ") + what + " (" + where(w, f) +
+                    ")");
     _longjmp(w->abort_jb, 1);
 }
 
@@ -333,7 +440,7 @@ void find_module_regions(Worker* w) {
     }
 }
 
-void run_worker(Launch* L) {
+void run_worker(Launch* L, int index) {
     Worker* w = new Worker();
     w->launch = L;
     w->spec = L->spec;
@@ -350,13 +457,7 @@ void run_worker(Launch* L) {
     w->n = (int)(s->block[0] * s->block[1] * s->block[2]);
     w->fibers.resize(w->n);
     w->warps.resize((w->n + 31) / 32);
-    {
-        std::lock_guard<std::mutex> lock(g_stack_mutex);
-        if (g_free_stacks.empty())
-            g_free_stacks.push_back(new StackSet());
-        w->stacks = g_free_stacks.back();
-        g_free_stacks.pop_back();
-    }
+    w->stacks = L->stacks[index];  // taken by thousand_run_grid before it started us
     if (s->checked)
         find_module_regions(w);
     ucontext_t proto;
@@ -380,7 +481,7 @@ void run_worker(Launch* L) {
     thousand_current_grid = &w->grid;
     if (!_setjmp(w->abort_jb)) {
         for (;;) {
-            if (L->failed)
+            if (L->failed || L->cancelled)
                 break;
             uint64_t b = L->next_block++;
             if (b >= L->blocks_total)
@@ -407,11 +508,11 @@ void run_worker(Launch* L) {
     tls_worker = nullptr;
     ss.ss_flags = SS_DISABLE;
     sigaltstack(&ss, nullptr);
-    {
-        std::lock_guard<std::mutex> lock(g_stack_mutex);
-        g_free_stacks.push_back(w->stacks);
-    }
     delete w;
+    std::lock_guard<std::mutex> lock(L->done_mutex);
+    L->finished[index] = 1;
+    --L->running;
+    L->done_cv.notify_all();
 }
 
 // An access outside every region a kernel may touch: name the nearest buffer, as
@@ -442,8 +543,8 @@ std::string outside(const Spec* s, uintptr_t a, size_t n, bool write) {
                   (void*)a);
 }
 
-// ---- faults: a wild pointer inside a kernel becomes an error, not a crash ----------
-struct sigaction g_old_segv, g_old_bus;
+// ---- faults: a wild pointer or a division by zero becomes an error, not a crash ----
+struct sigaction g_old_segv, g_old_bus, g_old_fpe;
 
 void on_fault(int sig, siginfo_t* info, void* uctx) {
     Worker* w = tls_worker;
@@ -451,8 +552,12 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
     if (w && f) {
         uintptr_t a = (uintptr_t)info->si_addr;
         std::string what;
-        if (a >= (uintptr_t)f->stack_lo - w->stacks->page &&
-            a < (uintptr_t)f->stack_lo) {
+        if (sig == SIGFPE) {
+            // x86 traps both; a GPU traps neither and returns an undefined value
+            what = "integer division by zero (or INT_MIN / -1) (SIGFPE); a GPU does "
+                   "not stop here, it returns an undefined value";
+        } else if (a >= (uintptr_t)f->stack_lo - w->stacks->page &&
+                   a < (uintptr_t)f->stack_lo) {
             what = "stack overflow: the thread used more than 64 KiB of local memory";
         } else {
             what = std::string("invalid memory access (") +
@@ -461,7 +566,9 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
         }
         abort_from_fiber(what);
     }
-    struct sigaction* old = sig == SIGBUS ? &g_old_bus : &g_old_segv;
+    struct sigaction* old = sig == SIGBUS    ? &g_old_bus
+                            : sig == SIGFPE ? &g_old_fpe
+                                            : &g_old_segv;
     sigaction(sig, old, nullptr);  // not ours: let the previous handler see it
     if (old->sa_flags & SA_SIGINFO) {
         if (old->sa_sigaction)
@@ -471,15 +578,33 @@ void on_fault(int sig, siginfo_t* info, void* uctx) {
     }
 }
 
+// Ctrl-C: Python's handler runs on its main thread, which then cancels the launch and
+// sends this signal to each worker still running, so a fiber in an endless loop leaves.
+int interrupt_signal() {
+    return SIGRTMIN + 3;  // a real-time signal: neither Python nor glibc uses it
+}
+
+void on_interrupt(int, siginfo_t*, void*) {
+    Worker* w = tls_worker;
+    if (w && tls_fiber && w->launch->cancelled)
+        abort_from_fiber("interrupted (Ctrl-C)");
+    // between fibers: the worker sees `cancelled` itself, or the next signal lands
+}
+
 void install_fault_handlers() {
     static std::once_flag once;
     std::call_once(once, [] {
         struct sigaction sa{};
         sa.sa_sigaction = on_fault;
+        // NODEFER: we leave by _longjmp, which would otherwise keep the signal blocked
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGSEGV, &sa, &g_old_segv);
         sigaction(SIGBUS, &sa, &g_old_bus);
+        sigaction(SIGFPE, &sa, &g_old_fpe);
+        sa.sa_sigaction = on_interrupt;
+        sa.sa_flags |= SA_RESTART;
+        sigaction(interrupt_signal(), &sa, nullptr);
     });
 }
 
@@ -507,8 +632,20 @@ void record(Worker* w, Fiber* f, size_t n, bool write, bool shared, int buffer,
     r.shared = shared;
 }
 
+// A GPU faults on a vector access (float2, float4, double, ...) that does not start
+// at a multiple of its size: "misaligned address".
+// `buffer`: the argument's name, or nullptr for shared memory.
+std::string misaligned(size_t n, bool write, int64_t offset, const char* buffer) {
+    std::string where = buffer ? format("`%s`", buffer) : "shared memory";
+    return format("misaligned address: %s of %zu bytes at byte %lld of %s; a GPU "
+                  "requires an access of %zu bytes to start at a multiple of %zu",
+                  write ? "write" : "read", n, (long long)offset, where.c_str(), n,
+                  n);
+}
+
 // --8<-- [start:check-access]
-void check_access(const void* p, size_t n, bool write, void* site) {
+// `align`: 8 or 16 for the hooks of those sizes (vector types, doubles), else 1.
+void check_access(const void* p, size_t n, bool write, void* site, size_t align) {
     Fiber* f = tls_fiber;
     if (!f)
         return;  // not inside a kernel
@@ -518,6 +655,8 @@ void check_access(const void* p, size_t n, bool write, void* site) {
     for (int i = 0; i < s->n_buffers; ++i) {
         const Buffer& b = s->buffers[i];
         if (inside(a, n, b.base, b.base + b.size)) {
+            if (a % align)
+                abort_from_fiber(misaligned(n, write, a - b.base, b.name));
             record(w, f, n, write, false, i, (int64_t)(a - b.base), site);
             return;
         }
@@ -525,6 +664,8 @@ void check_access(const void* p, size_t n, bool write, void* site) {
     if (inside(a, n, (uintptr_t)f->stack_lo, (uintptr_t)f->stack_hi))
         return;
     if (inside(a, n, w->shared_tls.lo, w->shared_tls.hi)) {
+        if (a % align)
+            abort_from_fiber(misaligned(n, write, a - w->shared_tls.lo, nullptr));
         record(w, f, n, write, true, -1, (int64_t)(a - w->shared_tls.lo), site);
         return;
     }
@@ -678,59 +819,153 @@ unsigned thousand_activemask(void) {
     return m;
 }
 
+// A kernel's assert(): inside a fiber it stops the launch; elsewhere it aborts, as
+// glibc's does.
+void thousand_assert_fail(const char* expr, const char* file, unsigned line,
+                          const char* function) {
+    if (tls_worker && tls_fiber)
+        abort_from_fiber(format("assertion `%s` failed at %s:%u", expr, file, line));
+    std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, function,
+                 expr);
+    std::abort();
+}
+
+// Starts the grid and returns at once (0; the launch in spec->handle), so that Python
+// waits in short slices (thousand_wait_grid) and can run its Ctrl-C handler. Returns 2,
+// with the error filled in, where the workers' stacks or threads cannot be had.
 int thousand_run_grid(const void* spec_ptr, const char* name, void (*body)(void**),
                       void** args) {
-    const Spec* s = static_cast<const Spec*>(spec_ptr);
-    Launch L;
-    L.spec = s;
-    L.name = name;
-    L.body = body;
-    L.args = args;
-    L.blocks_total = (uint64_t)s->grid[0] * s->grid[1] * s->grid[2];
+    Spec* s = const_cast<Spec*>(static_cast<const Spec*>(spec_ptr));
+    auto* L = new Launch();
+    L->spec = s;
+    L->name = name;
+    L->body = body;
+    L->args = args;
+    L->blocks_total = (uint64_t)s->grid[0] * s->grid[1] * s->grid[2];
     install_fault_handlers();
-    int workers = s->workers < 1 ? 1 : s->workers;
-    if ((uint64_t)workers > L.blocks_total)
-        workers = (int)L.blocks_total;
+    int threads = (int)(s->block[0] * s->block[1] * s->block[2]);
+    int count = 32;  // stacks per set: a power of two, so sets serve many launches
+    while (count < threads)
+        count *= 2;
+    int workers = std::min(s->workers < 1 ? 1 : s->workers, workers_that_fit(count));
+    if ((uint64_t)workers > L->blocks_total)
+        workers = (int)L->blocks_total;
+    if (!take_stacks(count, workers, &L->stacks)) {
+        std::snprintf(
+            s->error, s->error_size,
+            "%s: cannot map the fiber stacks of %d workers (%d stacks each): %s. "
+            "Each stack has a guard page, so a worker takes %ld memory mappings, and "
+            "Linux allows this process %ld (vm.max_map_count); free device arrays, "
+            "set THOUSAND_CPU_WORKERS lower, or raise the limit "
+            "(sysctl -w vm.max_map_count=262144)",
+            name, workers, count, std::strerror(errno), regions_of(count),
+            max_map_count());
+        delete L;
+        return 2;
+    }
+    workers = (int)L->stacks.size();  // fewer where no more stacks could be mapped
+    L->finished.assign(workers, 0);
+    L->running = workers;
     // Kernels never run on the caller's thread: its stack and signal stack stay
     // Python's.
-    std::vector<std::thread> pool;
-    for (int i = 0; i < workers; ++i)
-        pool.emplace_back(run_worker, &L);
-    for (auto& t : pool)
+    int started = 0;
+    std::string why;
+    for (; started < workers; ++started) {
+        try {
+            L->threads.emplace_back(run_worker, L, started);
+        } catch (const std::system_error& e) {  // fewer threads still run every block
+            why = e.what();
+            break;
+        }
+    }
+    {
+        std::lock_guard<std::mutex> lock(L->done_mutex);
+        L->running -= workers - started;
+    }
+    give_back_stacks(L->stacks.data() + started, workers - started);
+    if (started == 0) {
+        std::snprintf(s->error, s->error_size, "%s: cannot start a worker thread: %s",
+                      name, why.c_str());
+        delete L;
+        return 2;
+    }
+    s->handle = L;
+    return 0;
+}
+
+// Waits up to `ms` milliseconds: 1 once every worker has finished, else 0. After a
+// cancel it interrupts again each worker that is still running.
+int thousand_wait_grid(void* handle, int ms) {
+    Launch* L = static_cast<Launch*>(handle);
+    std::unique_lock<std::mutex> lock(L->done_mutex);
+    if (L->cancelled) {
+        for (size_t i = 0; i < L->threads.size(); ++i) {
+            if (!L->finished[i])  // not yet joined, so the handle is valid
+                pthread_kill(L->threads[i].native_handle(), interrupt_signal());
+        }
+    }
+    auto done = [L] { return L->running == 0; };
+    return L->done_cv.wait_for(lock, std::chrono::milliseconds(ms), done) ? 1 : 0;
+}
+
+// Ctrl-C: stop handing out blocks and leave the fibers that are running.
+void thousand_cancel_grid(void* handle) {
+    static_cast<Launch*>(handle)->cancelled = true;
+}
+
+// After thousand_wait_grid said 1: joins the workers, returns their stacks, fills the
+// spec's trace count and error; 0 when the grid ran to the end, 1 when it failed.
+int thousand_finish_grid(void* handle) {
+    Launch* L = static_cast<Launch*>(handle);
+    Spec* s = const_cast<Spec*>(L->spec);
+    for (auto& t : L->threads)
         t.join();
-    const_cast<Spec*>(s)->trace_count = L.trace_count.load();
-    if (!L.failed)
-        return 0;
-    std::snprintf(s->error, s->error_size, "%s", L.error.c_str());
-    return 1;
+    give_back_stacks(L->stacks.data(), L->threads.size());
+    s->trace_count = L->trace_count.load();
+    s->handle = nullptr;
+    int status = 0;
+    if (L->failed || L->cancelled) {
+        std::string error = L->error.empty() ? std::string(L->name) + ": interrupted"
+                                             : L->error;
+        std::snprintf(s->error, s->error_size, "%s", error.c_str());
+        status = 1;
+    }
+    delete L;
+    return status;
 }
 
 // g++ -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0
-// turns every load and store of the checked build into one of these calls.
-#define THOUSAND_HOOKS(n)                                       \
-    void __asan_load##n##_noabort(void* p) {                    \
-        check_access(p, n, false, __builtin_return_address(0)); \
-    }                                                           \
-    void __asan_store##n##_noabort(void* p) {                   \
-        check_access(p, n, true, __builtin_return_address(0));  \
+// turns every load and store of the checked build into one of these calls. g++ calls
+// the 8- and 16-byte hooks only for types aligned to 8 or more (double, float2,
+// float4, ...); packed structs of floats go through the N hooks, unchecked for
+// alignment, as a GPU reads them a float at a time.
+#define THOUSAND_HOOKS(n, align)                                       \
+    void __asan_load##n##_noabort(void* p) {                           \
+        check_access(p, n, false, __builtin_return_address(0), align); \
+    }                                                                  \
+    void __asan_store##n##_noabort(void* p) {                          \
+        check_access(p, n, true, __builtin_return_address(0), align);  \
     }
-THOUSAND_HOOKS(1)
-THOUSAND_HOOKS(2)
-THOUSAND_HOOKS(4)
-THOUSAND_HOOKS(8)
-THOUSAND_HOOKS(16)
+THOUSAND_HOOKS(1, 1)
+THOUSAND_HOOKS(2, 1)
+THOUSAND_HOOKS(4, 1)
+THOUSAND_HOOKS(8, 8)
+THOUSAND_HOOKS(16, 16)
 #undef THOUSAND_HOOKS
 void __asan_loadN_noabort(void* p, size_t n) {
-    check_access(p, n, false, __builtin_return_address(0));
+    check_access(p, n, false, __builtin_return_address(0), 1);
 }
 void __asan_storeN_noabort(void* p, size_t n) {
-    check_access(p, n, true, __builtin_return_address(0));
+    check_access(p, n, true, __builtin_return_address(0), 1);
 }
 void __asan_handle_no_return(void) {}
 
 // Device memory: each allocation gets pages of its own, between two inaccessible
-// guard pages, and ends (rounded to 256 bytes) where the upper guard begins. A kernel
-// that runs off the end faults instead of corrupting the Python heap.
+// guard pages, and ends (rounded to 256 bytes) where the upper guard begins. In the
+// fast build a kernel that runs off the end into the guard faults; the slack before
+// the start and the rounding are not guarded, and a wild pointer that lands in other
+// mapped memory is not caught: only the checked build sees those. Each allocation
+// costs up to 3 memory mappings (vm.max_map_count).
 static size_t device_span(uint64_t nbytes, size_t* data, size_t* pages) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     *data = ((nbytes ? nbytes : 1) + 255) / 256 * 256;
@@ -744,10 +979,15 @@ void* thousand_device_alloc(uint64_t nbytes) {
     void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                    -1, 0);
     if (p == MAP_FAILED)
-        return nullptr;
+        return nullptr;  // errno says why; Python names the mapping limit
     char* base = static_cast<char*>(p);
-    mprotect(base, page, PROT_NONE);
-    mprotect(base + page + pages, page, PROT_NONE);
+    if (mprotect(base, page, PROT_NONE) != 0 ||
+        mprotect(base + page + pages, page, PROT_NONE) != 0) {
+        int e = errno;  // each guard splits the mapping: the limit can strike here
+        munmap(base, total);
+        errno = e;
+        return nullptr;
+    }
     return base + page + (pages - data);
 }
 

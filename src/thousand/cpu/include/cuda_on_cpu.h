@@ -7,12 +7,32 @@
 // (runtime.cpp) schedules the fibers and spreads blocks over the CPU cores.
 #pragma once
 
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
 #include <utility>
+
+// ---- assert: a failed one stops the launch with KernelFault, as on a GPU ------------
+// A kernel's assert must not abort Python. The macro reports through the runtime, and
+// glibc's own assert (a kernel that includes <assert.h> again gets it back) calls
+// __assert_fail, which this library defines for itself (hidden) to do the same.
+extern "C" [[noreturn]] void thousand_assert_fail(const char* expr, const char* file,
+                                                  unsigned line, const char* function);
+#undef assert
+#ifdef NDEBUG
+#define assert(e) ((void)0)
+#else
+#define assert(e) \
+    (static_cast<bool>(e) ? void(0)   \
+                          : thousand_assert_fail(#e, __FILE__, __LINE__, __func__))
+#endif
+extern "C" __attribute__((visibility("hidden"))) inline void __assert_fail(
+    const char* expr, const char* file, unsigned line, const char* function) noexcept {
+    thousand_assert_fail(expr, file, line, function);
+}
 
 // ---- what the CUDA keywords become -------------------------------------------------
 // --8<-- [start:keywords]
