@@ -6,6 +6,8 @@ These kernels take one thread per element, so the grid is a 1-D cover of M * N.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from thousand.cuda import (
@@ -68,6 +70,15 @@ def matrix_family(
         return launch_matrix(op, f"{op}_v1", named, out, block)
 
     run.__name__ = f"{op}_v1"
+    # help() and tests see the inputs' names, not *inputs
+    P = inspect.Parameter
+    run.__signature__ = inspect.Signature(
+        [P(a, P.POSITIONAL_OR_KEYWORD) for a in arg_names]
+        + [
+            P("out", P.KEYWORD_ONLY, default=None),
+            P("block", P.KEYWORD_ONLY, default=256),
+        ]
+    )
     return Family(
         name=op,
         versions=(Version(1, f"{op}_v1", teaches, run, blocks=(64, 256)),),

@@ -76,7 +76,10 @@ def _matmul(
     `x_rows` makes the grid's x run over the rows of C."""
     M, N = _check(a, b, out)
     K = a.shape[1]
-    block = check_block(OP, block if isinstance(block, tuple | list) else (block,))
+    if tile is None:  # the block itself covers a block[1] x block[0] piece of C
+        block = check_block(OP, block, ndim=2)
+    else:
+        block = check_block(OP, block if isinstance(block, tuple | list) else (block,))
     if fixed is not None and block != fixed:
         raise ValueError(f"{OP}: {name} is written for blocks of {fixed}, got {block}")
     if align:

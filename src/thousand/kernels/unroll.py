@@ -63,7 +63,8 @@ def unroll_v1(x, out=None, block=256):
 
 
 def unroll_v2(x, out=None, block=256):
-    if len(x.shape) == 2 and x.shape[0] != V2_ROWS:
+    check_array(OP, "x", x, ndim=2)  # an array before its shape is read
+    if x.shape[0] != V2_ROWS:
         raise ValueError(
             f"{OP}: unroll_v2 is compiled for K = {V2_ROWS} rows (UNROLL_K in "
             f"unroll.cu), got {x.shape[0]}; v1, v3 and v4 take any K"
