@@ -49,6 +49,12 @@ extern "C" __global__ void spin(int* out) {
     volatile int* v = out;
     for (;;) v[threadIdx.x] += 1;
 }
+extern "C" __global__ void spin_at_barrier(int* out) {
+    for (;;) {  // the fibers take turns forever: the scheduler never stops either
+        out[threadIdx.x] += 1;
+        __syncthreads();
+    }
+}
 extern "C" __global__ void twice(const float* x, float* out) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     out[i] = 2 * x[i];
@@ -239,16 +245,21 @@ def test_a_library_that_cannot_load_names_the_cache(tmp_path):
 # ---- 4. Ctrl-C ---------------------------------------------------------------------
 
 
-def test_ctrl_c_stops_an_endless_kernel(kernels):
+@pytest.mark.parametrize(
+    "kernel,checked",
+    [("spin", "0"), ("spin", "1"), ("spin_at_barrier", "1")],
+    ids=["fast", "checked", "barrier"],
+)
+def test_ctrl_c_stops_an_endless_kernel(kernels, kernel, checked):
     code = (
         PRELUDE
-        + """
+        + f"""
 import traceback
 out = cpu.empty((4, 64), np.int32)
-cpu.module(cu, True)  # compiled before we say the kernel is running
+cpu.module(cu, {checked == "1"})  # compiled before we say the kernel is running
 print("RUNNING", flush=True)
 try:
-    cpu.launch(cu, "spin", (8,), (64,), out)
+    cpu.launch(cu, "{kernel}", (8,), (64,), out)
 except KeyboardInterrupt:
     traceback.print_exc()
 still_works()
@@ -260,7 +271,11 @@ still_works()
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "THOUSAND_CPU_WORKERS": "3"},
+        env={
+            **os.environ,
+            "THOUSAND_CPU_WORKERS": "3",
+            "THOUSAND_CPU_CHECKED": checked,
+        },
     )
     try:
         assert proc.stdout.readline() == "RUNNING\n"
@@ -272,7 +287,7 @@ still_works()
         proc.kill()
     assert proc.returncode == 0, err
     assert time.monotonic() - start < 10
-    assert "KeyboardInterrupt: spin: interrupted (Ctrl-C) (thread (" in err
+    assert f"KeyboardInterrupt: {kernel}: interrupted (Ctrl-C) (thread (" in err
     assert out.strip() == "WORKS 126.0"
 
 

@@ -17,13 +17,13 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -31,8 +31,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "include/cuda_on_cpu.h"
@@ -223,13 +221,11 @@ struct Launch {
     std::atomic<uint64_t> trace_count{0};
     std::mutex error_mutex;
     std::string error;
-    // The workers, their stacks (one set each), and who has finished.
-    std::vector<std::thread> threads;
+    // The workers (joined with a timeout, so Python can wait in slices), their
+    // stacks (one set each), and which have been joined.
+    std::vector<pthread_t> threads;
     std::vector<StackSet*> stacks;
-    std::mutex done_mutex;
-    std::condition_variable done_cv;
-    std::vector<char> finished;
-    int running = 0;
+    std::vector<char> joined;
     void fail(const std::string& message) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (error.empty())
@@ -509,10 +505,18 @@ void run_worker(Launch* L, int index) {
     ss.ss_flags = SS_DISABLE;
     sigaltstack(&ss, nullptr);
     delete w;
-    std::lock_guard<std::mutex> lock(L->done_mutex);
-    L->finished[index] = 1;
-    --L->running;
-    L->done_cv.notify_all();
+}
+
+struct Start {  // what a new worker thread is told
+    Launch* launch;
+    int index;
+};
+
+void* worker_main(void* arg) {
+    Start* start = static_cast<Start*>(arg);
+    run_worker(start->launch, start->index);
+    delete start;
+    return nullptr;
 }
 
 // An access outside every region a kernel may touch: name the nearest buffer, as
@@ -864,28 +868,23 @@ int thousand_run_grid(const void* spec_ptr, const char* name, void (*body)(void*
         return 2;
     }
     workers = (int)L->stacks.size();  // fewer where no more stacks could be mapped
-    L->finished.assign(workers, 0);
-    L->running = workers;
     // Kernels never run on the caller's thread: its stack and signal stack stay
     // Python's.
-    int started = 0;
-    std::string why;
+    int started = 0, why = 0;
     for (; started < workers; ++started) {
-        try {
-            L->threads.emplace_back(run_worker, L, started);
-        } catch (const std::system_error& e) {  // fewer threads still run every block
-            why = e.what();
+        pthread_t t;
+        Start* start = new Start{L, started};
+        if ((why = pthread_create(&t, nullptr, worker_main, start)) != 0) {
+            delete start;  // fewer threads still run every block
             break;
         }
+        L->threads.push_back(t);
     }
-    {
-        std::lock_guard<std::mutex> lock(L->done_mutex);
-        L->running -= workers - started;
-    }
+    L->joined.assign(started, 0);
     give_back_stacks(L->stacks.data() + started, workers - started);
     if (started == 0) {
         std::snprintf(s->error, s->error_size, "%s: cannot start a worker thread: %s",
-                      name, why.c_str());
+                      name, std::strerror(why));
         delete L;
         return 2;
     }
@@ -897,15 +896,26 @@ int thousand_run_grid(const void* spec_ptr, const char* name, void (*body)(void*
 // cancel it interrupts again each worker that is still running.
 int thousand_wait_grid(void* handle, int ms) {
     Launch* L = static_cast<Launch*>(handle);
-    std::unique_lock<std::mutex> lock(L->done_mutex);
-    if (L->cancelled) {
-        for (size_t i = 0; i < L->threads.size(); ++i) {
-            if (!L->finished[i])  // not yet joined, so the handle is valid
-                pthread_kill(L->threads[i].native_handle(), interrupt_signal());
-        }
+    for (size_t i = 0; i < L->threads.size(); ++i) {
+        if (L->cancelled && !L->joined[i])  // not yet joined: the handle is valid
+            pthread_kill(L->threads[i], interrupt_signal());
     }
-    auto done = [L] { return L->running == 0; };
-    return L->done_cv.wait_for(lock, std::chrono::milliseconds(ms), done) ? 1 : 0;
+    timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    for (size_t i = 0; i < L->threads.size(); ++i) {
+        if (L->joined[i])
+            continue;
+        if (pthread_timedjoin_np(L->threads[i], nullptr, &deadline) != 0)
+            return 0;  // still running
+        L->joined[i] = 1;
+    }
+    return 1;
 }
 
 // Ctrl-C: stop handing out blocks and leave the fibers that are running.
@@ -913,13 +923,11 @@ void thousand_cancel_grid(void* handle) {
     static_cast<Launch*>(handle)->cancelled = true;
 }
 
-// After thousand_wait_grid said 1: joins the workers, returns their stacks, fills the
-// spec's trace count and error; 0 when the grid ran to the end, 1 when it failed.
+// After thousand_wait_grid said 1 (every worker joined): returns their stacks, fills
+// the spec's trace count and error; 0 when the grid ran to the end, 1 when it failed.
 int thousand_finish_grid(void* handle) {
     Launch* L = static_cast<Launch*>(handle);
     Spec* s = const_cast<Spec*>(L->spec);
-    for (auto& t : L->threads)
-        t.join();
     give_back_stacks(L->stacks.data(), L->threads.size());
     s->trace_count = L->trace_count.load();
     s->handle = nullptr;
