@@ -507,6 +507,12 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         help="with --stale: also redo this family, snippet file, experiment or "
         "notebook (repeatable)",
     )
+    parser.add_argument(
+        "--part",
+        metavar="K/N",
+        help="with --stale: redo only part K of N of what is stale, as a run of its "
+        "own (with the copy kernel), for machines that cannot run it all at once",
+    )
     parser.add_argument("--shard", metavar="K/N", help="run one of N shards")
     parser.add_argument(
         "--merge", type=int, metavar="N", help="build the ledger from N shards"
@@ -514,13 +520,14 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     args, rest = parser.parse_known_args(argv)
     if args.stale and (args.shard or args.merge):
         parser.error("--stale runs in one command: it takes no --shard or --merge")
-    if args.redo and not args.stale:
-        parser.error("--redo goes with --stale")
-    if args.shard:
-        try:
-            shards.parse(args.shard)
-        except ValueError as e:
-            parser.error(str(e))
+    if (args.redo or args.part) and not args.stale:
+        parser.error("--redo and --part go with --stale")
+    for spec in (args.shard, args.part):
+        if spec:
+            try:
+                shards.parse(spec)
+            except ValueError as e:
+                parser.error(str(e).replace("--shard", "--shard/--part"))
     if args.merge is not None and args.merge < 1:
         parser.error("--merge N wants the number of shards, at least 1")
     return args, rest
@@ -553,6 +560,14 @@ def main(argv: list[str]) -> int:
         if old is not None and not any(plan.values()):
             print(f"{path.relative_to(L.ROOT)} matches the sources: nothing to redo")
             return 0
+        if old is not None and args.part:
+            # Each part is a run of its own, merged like any stale-only run: a
+            # name's part is fixed (a hash), so what a part redid stays done.
+            k, n = shards.parse(args.part)
+            plan = {
+                s: {x for x in names if shards.shard_of(x, n) == k}
+                for s, names in plan.items()
+            }
         if old is not None:
             plan["kernels"].add("copy")  # the ruler every bandwidth ratio needs
         print(
@@ -589,6 +604,7 @@ def main(argv: list[str]) -> int:
             command += f" --shard K/{n} (K = 1..{n}), then --merge {n}"
         if old is not None:
             command += " --stale" + "".join(f" --redo {r}" for r in args.redo)
+            command += f" --part {args.part}" if args.part else ""
         ledger = build_ledger(
             bench, checks, tmp / "outputs", ok, command=command, old=old, plan=plan
         )
