@@ -12,6 +12,7 @@ from .engine import (
     launch,
     module,
     set_constant,
+    wants_checked,
     workers,
 )
 from .memory import DeviceArray, empty, to_device
@@ -27,5 +28,6 @@ __all__ = [
     "module",
     "set_constant",
     "to_device",
+    "wants_checked",
     "workers",
 ]
