@@ -525,23 +525,31 @@ class Results:
     def _device(self, args, page_uri):
         d, runs, t = self.ledger["device"], self.ledger["runs"], self.t
         sm = f"sm_{d['compute_capability'].replace('.', '')}"
+
+        def software(run: dict) -> list[str]:
+            return [
+                f"**{t['driver']}**: {run.get('driver_release') or '?'} "
+                f"(CUDA {run['cuda_driver_api']}), nvcc {run['nvcc']}",
+                f"**{t['software']}**: Python {run['python']}, PyCUDA "
+                f"{run['pycuda']}, NumPy {run['numpy']}"
+                + (f", PyTorch {run['torch']}" if run.get("torch") else ""),
+            ]
+
+        def when(run: dict) -> str:
+            return f"{run['date']}, commit `{run['commit'][:10]}`, `{run['command']}`"
+
         lines = [
             f"- **{t['gpu']}**: {d['name']} ({sm}, {d['sm_count']} SMs, "
             f"{d['total_memory_bytes'] / 2**30:.0f} GiB)",
         ]
-        for i, run in enumerate(runs, 1):
-            if len(runs) > 1:
-                lines.append(f"- **{t['run_n'].format(i=i)}**:")
-            pad = "    " if len(runs) > 1 else ""
-            lines += [
-                f"{pad}- **{t['driver']}**: {run.get('driver_release') or '?'} "
-                f"(CUDA {run['cuda_driver_api']}), nvcc {run['nvcc']}",
-                f"{pad}- **{t['software']}**: Python {run['python']}, PyCUDA "
-                f"{run['pycuda']}, NumPy {run['numpy']}"
-                + (f", PyTorch {run['torch']}" if run.get("torch") else ""),
-                f"{pad}- **{t['run']}**: {run['date']}, commit "
-                f"`{run['commit'][:10]}`, `{run['command']}`",
-            ]
+        shared = all(software(r) == software(runs[0]) for r in runs)
+        if shared:  # the usual case: one machine image, said once
+            lines += [f"- {line}" for line in software(runs[0])]
+        for i, run in enumerate(runs):
+            name = t["run"] if len(runs) == 1 else t["run_n"].format(i=i + 1)
+            lines.append(f"- **{name}**: {when(run)}")
+            if not shared:
+                lines += [f"    - {line}" for line in software(run)]
         body = "\n".join("    " + line for line in lines)
         title = t["device"] if len(runs) == 1 else t["device_runs"].format(n=len(runs))
         return f'!!! info "{title}"\n\n{body}\n'
