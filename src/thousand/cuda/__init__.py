@@ -34,6 +34,7 @@ from .compiler import (
 from .constant import set_constant
 from .device import device_info, driver, gpu_status, shared_memory_optin
 from .errors import (
+    BuildCacheError,
     CompilerMissing,
     CpuBuildError,
     CudaUnavailable,
@@ -47,6 +48,7 @@ from .timing import host_time_ms, median, time_ms
 
 __all__ = [
     "INDEX_LIMIT",
+    "BuildCacheError",
     "CompilerMissing",
     "CpuBuildError",
     "CudaUnavailable",
