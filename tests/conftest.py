@@ -98,7 +98,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         marker = item.get_closest_marker("cpu_kernel")
         if marker:
-            _CPU_KERNEL_OF[item.nodeid] = marker.args[0]
+            # a property travels with the report, also from an xdist worker
+            item.user_properties.append(("cpu_kernel", marker.args[0]))
     ok, why = gpu()
     if ok:
         return
@@ -108,9 +109,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def _cpu_kernel_of(report) -> str | None:
+    """The kernel a CPU-layer test ran on the CPU backend (its cpu_kernel mark)."""
+    props = dict(getattr(report, "user_properties", ()))
+    return props.get("cpu_kernel")
+
+
 def _cpu_kernel_summary(terminalreporter):
     """One line: how many kernels ran on the CPU backend; one per GPU-only skip."""
     stats = terminalreporter.stats
+    for reports in stats.values():
+        for r in reports:
+            if kernel := _cpu_kernel_of(r):
+                _CPU_KERNEL_OF[r.nodeid] = kernel
     ran = {
         _CPU_KERNEL_OF[r.nodeid]
         for r in stats.get("passed", []) + stats.get("failed", [])

@@ -23,6 +23,9 @@ import pytest
 from tests.helpers import unavailable
 from thousand.site import browser as B
 
+# One worker builds the site once (a minute) and runs every test that reads it.
+pytestmark = pytest.mark.xdist_group("site")
+
 LANGS = {"zh": "", "en": "en/"}
 POST = "blog/why-gpu/"
 SHOTS = {"home": "", "post": POST}  # screenshotted in each language

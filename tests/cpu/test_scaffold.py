@@ -218,7 +218,8 @@ def test_the_kernels_pass_on_the_cpu_backend(new):
     junit = new.root / "junit.xml"
     tests = ["test_emulated_kernels", "test_sources", "test_references"]
     done = run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", FAMILY]
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
+        + ["-k", FAMILY]
         + [f"tests/cpu/{t}.py" for t in [*tests, f"test_{FAMILY}"]]
         + [f"--junitxml={junit}"],
         new.root,

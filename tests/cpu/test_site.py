@@ -10,6 +10,9 @@ import pytest
 
 from thousand.bench.ledger import ROOT
 
+# One worker builds the site once (a minute) and runs every test that reads it.
+pytestmark = pytest.mark.xdist_group("site")
+
 DOCS = {"zh": ROOT / "docs" / "zh", "en": ROOT / "docs" / "en"}
 
 

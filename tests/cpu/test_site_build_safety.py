@@ -184,6 +184,7 @@ def test_a_failed_swap_puts_the_earlier_build_back(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
 
 
+@pytest.mark.xdist_group("site")  # the worker that has built the site
 def test_the_real_build_is_marked_and_leaves_nothing_beside_it(built_site):
     # conftest built both languages with MkDocs itself into a fresh folder.
     assert (built_site / S.MARKER).read_text() == S.MARKER_NOTE

@@ -95,7 +95,8 @@ def test_the_gpu_layer_keeps_only_the_planned_tests(tmp_path):
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     env = {**os.environ, "THOUSAND_REDO": str(tmp_path / "plan.json")}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests", "-m", "gpu", "--collect-only", "-q"],
+        [sys.executable, "-m", "pytest", "tests", "-m", "gpu", "-n", "0"]
+        + ["--collect-only", "-q"],
         capture_output=True,
         text=True,
         cwd=L.ROOT,

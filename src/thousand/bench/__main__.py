@@ -68,6 +68,8 @@ def run_pytest(
         "-m",
         "gpu",
         "tests",
+        "-n",
+        "0",  # one process: timings must not share the GPU or the host's cores
         "-p",
         "no:cacheprovider",
         "-o",

@@ -526,7 +526,7 @@ def render_gpu(ledger: dict, lang: str, page_uri: str) -> str:
                 i = entries[0]["run"]
                 run = t["run_n"].format(i=i + 1)
                 date = ledger["runs"][i]["date"]
-                parts.append(t["measured_in"].format(runs=f"{run} ({date})") + "\n")
+                parts.append(t["measured_in"].format(runs=f"{run} · {date}") + "\n")
     parts.append(f"### {t['targets']}\n")
     targets = ledger.get("targets") or []
     parts.append(render.target_lines(targets, t) if targets else t["no_targets"] + "\n")

@@ -559,7 +559,7 @@ class Results:
         date = self.ledger["runs"][index]["date"]
         if len(self.ledger["runs"]) == 1:
             return date
-        return f"{self.t['run_n'].format(i=index + 1)} ({date})"
+        return f"{self.t['run_n'].format(i=index + 1)} · {date}"
 
     def measured_in(self, entries: list[dict]) -> str:
         """A line naming the runs `entries` come from; none with a single run."""
@@ -659,6 +659,7 @@ class Results:
             + experiments.table(e, result, self.lang)
             + "\n"
             + experiments.notes(e, result, self.lang)
+            + self.measured_in([entry])
         )
 
     def _rungs(self, family: str) -> list[dict]:
