@@ -87,11 +87,14 @@ TEXT = {
         "run_peak": "；这次运行中复制核函数 {copy}",
         "memory_bound": "访存受限的核函数",
         "compute_bound": "计算受限的核函数",
+        "runs_span": "条形来自运行 1–{n}（{start} 至 {end}），各取自测出它的那次运行；"
+        "虚线是最后一次运行里复制核函数的带宽，各次运行中复制核函数在 {lo}–{hi} GB/s "
+        "之间",
         "targets": "基准目标",
         "no_targets": "这次运行没有记录基准目标。",
         "bandwidth_alt": "{name} 上各访存受限核函数版本的实测带宽",
         "bandwidth_caption": "{name} 上每个访存受限核函数版本的实测带宽（GB/s，"
-        "越长越好）。虚线是同一次运行里复制核函数测出的带宽，即实测峰值；点线是按"
+        "越长越好）。虚线是复制核函数测出的带宽，即实测峰值；点线是按"
         "显存时钟和位宽算出的理论峰值；每组旁边的黑色短竖线是 PyTorch 做同一运算的"
         "带宽。{date}。",
         "compute_alt": "{name} 上计算受限核函数与 PyTorch、NumPy 的 GFLOP/s 对比",
@@ -131,13 +134,16 @@ TEXT = {
         "run_peak": "; the copy kernel ran at {copy} in this run",
         "memory_bound": "Memory-bound kernels",
         "compute_bound": "Compute-bound kernels",
+        "runs_span": "Bars from runs 1–{n} ({start} to {end}), each from the run "
+        "that measured it; the dashed line is the last run's copy kernel, which ran "
+        "at {lo}–{hi} GB/s across the runs",
         "targets": "Targets",
         "no_targets": "This run recorded no benchmark targets.",
         "bandwidth_alt": "Measured bandwidth of each memory-bound kernel version on "
         "{name}",
         "bandwidth_caption": "Bandwidth of every memory-bound kernel version on "
-        "{name} (GB/s, longer is better). Dashed: the copy kernel in the same run, "
-        "the measured peak. Dotted: the theoretical peak from memory clock and bus "
+        "{name} (GB/s, longer is better). Dashed: the copy kernel, the measured "
+        "peak. Dotted: the theoretical peak from memory clock and bus "
         "width. Short black bars: PyTorch doing the same operation. {date}.",
         "compute_alt": "GFLOP/s of the compute-bound kernels on {name} against "
         "PyTorch and NumPy",
@@ -257,7 +263,27 @@ def _svg(fig) -> bytes:
 
 
 def _title(ledger: dict) -> str:
-    return f"{ledger['device']['name']} · {ledger['run']['date']}"
+    runs = ledger.get("runs") or [ledger["run"]]
+    if len(runs) == 1:
+        return f"{ledger['device']['name']} · {ledger['run']['date']}"
+    span = f"{runs[0]['date'][:10]} to {runs[-1]['date'][:10]}"
+    return f"{ledger['device']['name']} · runs 1–{len(runs)}, {span}"
+
+
+def _when(ledger: dict, t: dict) -> str:
+    """A chart's runs for its caption: the date, or the span of several runs and
+    how far their copy kernels (the dashed line is the last one's) lie apart."""
+    runs = ledger.get("runs") or [ledger["run"]]
+    if len(runs) == 1:
+        return ledger["run"]["date"]
+    peaks = [r["copy_peak_gbps"] for r in runs]
+    return t["runs_span"].format(
+        n=len(runs),
+        start=runs[0]["date"][:10],
+        end=runs[-1]["date"][:10],
+        lo=f"{min(peaks):,.0f}",
+        hi=f"{max(peaks):,.0f}",
+    )
 
 
 def _bars(ax, rows: list[tuple[str, float, object]], xmax: float) -> list[float]:
@@ -498,7 +524,7 @@ def _device_facts(ledger: dict, t: dict) -> str:
 
 def _figure(ledger: dict, kind: str, t: dict, page_uri: str) -> str:
     rel = posixpath.relpath(chart_uri(ledger, kind), posixpath.dirname(page_uri) or ".")
-    names = {"name": ledger["device"]["name"], "date": ledger["run"]["date"]}
+    names = {"name": ledger["device"]["name"], "date": _when(ledger, t)}
     alt = t[f"{kind}_alt"].format(**names)
     caption = t[f"{kind}_caption"].format(**names)
     return (
