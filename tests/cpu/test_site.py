@@ -65,6 +65,37 @@ def test_language_switch_lands_on_the_same_page(site, page):
             ), f"{here}:{page} -> {lang}: {href}"
 
 
+def test_the_404_pages_speak_their_language_and_link_within_the_site(site):
+    for root, words in ((site, "页面不存在"), (site / "en", "page not found")):
+        html = (root / "404.html").read_text()
+        assert words in html
+        for lang, href in _switch_links(html).items():
+            # "//en/" would be a link to a host named "en"
+            assert href.startswith("/") and not href.startswith("//"), (lang, href)
+
+
+def test_tables_of_contents_show_no_tex(site):
+    """MathJax renders the page, never its table of contents: a heading's inline
+    math must reach the navigation as plain text."""
+    bad = []
+    for html in site.rglob("*.html"):
+        for m in re.finditer(
+            r'class="md-nav__link"[^>]*>(.*?)</a>', html.read_text(), re.S
+        ):
+            text = re.sub(r"<[^>]+>", "", m.group(1))
+            if "\\(" in text or "\\)" in text or "$" in text:
+                bad.append(f"{html.relative_to(site)}: {' '.join(text.split())}")
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_plain_math_reads_tex_as_text():
+    from thousand.site.hooks import plain_math
+
+    assert plain_math(r"深度 \(O(\log n)\)") == "深度 O(log n)"
+    assert plain_math(r"\(dW\) and \(\mathbf{x} \times \sigma\)") == "dW and x × σ"
+    assert plain_math("no math, $5 off") == "no math, $5 off"
+
+
 def test_every_results_directive_was_rendered(site):
     for html in site.rglob("*.html"):
         assert "results:" not in html.read_text(), f"unrendered directive in {html}"

@@ -45,7 +45,47 @@ def on_page_content(html, page, config, files):
     # a Chinese sentence as one word; a readtime set in front matter still wins.
     if uri_is_post(page.file.src_uri) and "readtime" not in page.meta:
         page.config.readtime = readtime.minutes(html)
+    # The table of contents is plain text, where MathJax never runs: a heading's
+    # \(O(\log n)\) would show as TeX there, so it reads "O(log n)" instead.
+    for item in _flatten(page.toc):
+        item.title = plain_math(item.title)
     return html
+
+
+_INLINE_MATH = re.compile(r"\\\((.+?)\\\)|\$(.+?)\$")
+_TEX_WRAPPERS = re.compile(r"\\(?:mathbf|mathrm|mathit|text|operatorname)\{([^{}]*)\}")
+_TEX_COMMAND = re.compile(r"\\([A-Za-z]+)")
+_TEX_SYMBOLS = {
+    "times": "×",
+    "cdot": "·",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "to": "→",
+    "infty": "∞",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "eta": "η",
+    "lambda": "λ",
+    "mu": "μ",
+    "sigma": "σ",
+    "theta": "θ",
+}
+
+
+def plain_math(text: str) -> str:
+    """Inline TeX in a heading, as the plain text a table of contents can show."""
+
+    def one(m: re.Match) -> str:
+        tex = _TEX_WRAPPERS.sub(r"\1", m.group(1) or m.group(2))
+        tex = re.sub(r"\\[,;:! ]", " ", tex)
+        tex = _TEX_COMMAND.sub(lambda c: _TEX_SYMBOLS.get(c.group(1), c.group(1)), tex)
+        return tex.replace("{", "").replace("}", "")
+
+    return _INLINE_MATH.sub(one, text)
 
 
 def uri_is_post(uri: str) -> bool:
