@@ -174,6 +174,38 @@ def _numpy_softmax_xent(Z, T):
     return run
 
 
+def _numpy_softmax(x):
+    """Max, exp(x - max), sum, divide: each step over the whole array, as NumPy
+    runs it, into buffers made once."""
+    o = np.empty(x.shape, np.float32)
+    r = np.empty((x.shape[0], 1), np.float32)  # each row's max, then its sum
+
+    def run():
+        np.max(x, axis=1, keepdims=True, out=r)
+        np.subtract(x, r, out=o)
+        np.exp(o, out=o)
+        np.sum(o, axis=1, keepdims=True, out=r)
+        np.divide(o, r, out=o)
+        return o
+
+    return run
+
+
+def _numpy_softmax_backward(dy, y):
+    """dx = y * (dy - sum(dy * y, row)), into buffers made once."""
+    o = np.empty(y.shape, np.float32)
+    r = np.empty((y.shape[0], 1), np.float32)  # each row's dot product dy . y
+
+    def run():
+        np.multiply(dy, y, out=o)
+        np.sum(o, axis=1, keepdims=True, out=r)
+        np.subtract(dy, r, out=o)
+        np.multiply(o, y, out=o)
+        return o
+
+    return run
+
+
 def _patch_matrix(X, R, S):
     """im2col as a NumPy user writes it: every R x S x C patch of X as one row of an
     (N*P*Q, R*S*C) matrix, in the (r, s, c) order of the filters (a copy)."""
@@ -305,6 +337,8 @@ NUMPY = {
     ),
     "sgd": _numpy_sgd,
     "softmax_xent": _numpy_softmax_xent,
+    "softmax": _numpy_softmax,
+    "softmax_backward": _numpy_softmax_backward,
     "hebbian": _numpy_hebbian,
     "hopfield": _numpy_hopfield,
     "bernoulli": _numpy_into(
@@ -395,11 +429,36 @@ def torch_ops():
     def avg_pool(X):
         return lambda: torch.nn.functional.avg_pool2d(nchw(X), 2)
 
+    def softmax(x):
+        o = torch.empty_like(x)
+        try:  # the out= form of torch.softmax (PyTorch 2.x); tried once, untimed
+            torch.softmax(x, 1, out=o)
+            return lambda: torch.softmax(x, 1, out=o)
+        except TypeError:  # older: the op torch.softmax dispatches to, with out=
+            return lambda: torch._softmax(x, 1, False, out=o)
+
+    def softmax_backward(dy, y):
+        """What autograd runs for softmax's backward: one kernel, given y."""
+        o = torch.empty_like(y)
+        if hasattr(torch, "_softmax_backward_data"):
+            return lambda: torch._softmax_backward_data(dy, y, 1, y.dtype, out=o)
+        s = y.new_empty((y.shape[0], 1))  # without it, the formula in torch ops
+
+        def run():
+            torch.mul(dy, y, out=o)
+            torch.sum(o, dim=1, keepdim=True, out=s)
+            torch.sub(dy, s, out=o)
+            return o.mul_(y)
+
+        return run
+
     return {
         "conv2d": conv2d,
         "conv2d_backward_data": conv2d_backward_data,
         "conv2d_backward_filter": conv2d_backward_filter,
         "avg_pool": avg_pool,
+        "softmax": softmax,
+        "softmax_backward": softmax_backward,
         "col_sum": into(
             lambda g, out: torch.sum(g, dim=0, out=out),
             lambda g: g.new_empty(g.shape[1]),
