@@ -48,10 +48,10 @@ def chromium():
         unavailable(str(e))
 
 
-def _open(chromium):
+def _open(chromium, width: int = 1280):
     """A fresh context and page that list what went wrong: console errors, uncaught
     errors, requests that failed or came back >= 400."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context = chromium.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.problems = []
     say = page.problems.append
@@ -263,6 +263,32 @@ def test_math_renders(visits):
         for path, m in with_math.items()
         if m["typeset"] != m["blocks"] or m["errors"]
     ]
+    assert not bad, "\n".join(bad)
+
+
+# A phone's width (an iPhone 14's 390 CSS pixels): every display formula keeps a
+# readable size (it collapsed to 1 x 1 px once) and no page is wider than the screen.
+PHONE = 390
+PHONE_CHECK = """() => ({
+  collapsed: [...document.querySelectorAll('div.arithmatex > mjx-container > svg')]
+    .filter(s => s.getBoundingClientRect().width < 4).length,
+  width: document.documentElement.scrollWidth,
+})"""
+
+
+def test_math_reads_at_phone_width(built_site, base_url, chromium):
+    context, page = _open(chromium, width=PHONE)
+    bad = []
+    for path in _pages(built_site):
+        html = built_site / (path if path.endswith(".html") else path + "index.html")
+        if 'class="arithmatex"' not in html.read_text():
+            continue
+        page.goto(base_url + path, wait_until="load")
+        page.wait_for_function(MATH_DONE, timeout=10_000)
+        found = page.evaluate(PHONE_CHECK)
+        if found["collapsed"] or found["width"] > PHONE:
+            bad.append(f"/{path}: {found}")
+    context.close()
     assert not bad, "\n".join(bad)
 
 
