@@ -8,7 +8,7 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from thousand.site import access, benchmarks, readtime, tracks, vendor
+from thousand.site import access, benchmarks, glossary, readtime, tracks, vendor
 from thousand.site.render import DirectiveError, Results
 
 _results: Results | None = None
@@ -35,6 +35,7 @@ def on_page_markdown(markdown, page, config, files):
         markdown = tracks.render_page(markdown, uri, lang, Path(config.docs_dir))
         markdown = access.render_page(markdown, uri, lang)
         markdown = benchmarks.render_page(markdown, uri, lang)
+        markdown = glossary.render_page(markdown, lang)
         return _results.render_page(markdown, uri)
     except (DirectiveError, tracks.TrackError, OSError, KeyError, ValueError) as e:
         raise PluginError(f"directive: {e}") from e
