@@ -176,8 +176,18 @@ def test_blocks_must_be_whole_warps(version):
         softmax(x, version=version, block=48)
 
 
-def test_the_front_door_uses_each_versions_default_block():
-    assert FAMILY.version(4).default_block == 512  # 512 x 8 registers = 4,096 columns
+def test_the_front_door_fits_v4s_block_to_the_row():
+    """softmax(x) picks the fewest whole warps whose registers hold the row."""
+    from unittest import mock
+
+    from thousand.kernels import softmax as module
+
+    for cols, block in ((1, 32), (512, 32), (513, 64), (4096, 256), (10**5, 1024)):
+        x = np.zeros((0, cols), np.float32)  # nothing to launch: only the block
+        with mock.patch.object(module, "_run", return_value=None) as run:
+            module.softmax(x)
+        assert run.call_args.args[3] == block, (cols, run.call_args)
+    assert FAMILY.version(4).default_block == 256  # 256 x 16 = 4,096 columns
 
 
 # ---- the backward pass ----

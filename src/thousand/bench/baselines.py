@@ -441,7 +441,8 @@ def torch_ops():
         """What autograd runs for softmax's backward: one kernel, given y."""
         o = torch.empty_like(y)
         if hasattr(torch, "_softmax_backward_data"):
-            return lambda: torch._softmax_backward_data(dy, y, 1, y.dtype, out=o)
+            # its out= argument is named grad_input (PyTorch 2.11 refuses out=)
+            return lambda: torch._softmax_backward_data(dy, y, 1, y.dtype, grad_input=o)
         s = y.new_empty((y.shape[0], 1))  # without it, the formula in torch ops
 
         def run():
