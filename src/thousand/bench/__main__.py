@@ -302,6 +302,8 @@ def targets_of(kernels: dict) -> list[dict]:
         mine = [k for k in kernels.values() if k["family"] == family]
         if versions is not None:
             mine = [k for k in mine if k["version"] in versions]
+        if not mine:  # a family this ledger has not recorded yet
+            return None
         best = max(mine, key=lambda k: k["pct_of_copy"])
         return outcome(what, best, best["pct_of_copy"] / 100, target)
 
@@ -312,12 +314,19 @@ def targets_of(kernels: dict) -> list[dict]:
             for k in kernels.values()
             if k["family"] == family and k["version"] in versions
         ]
+        if not mine:  # a family this ledger has not recorded yet
+            return None
         best = min(mine, key=lambda k: k["median_ms"])
         if not best.get(key):  # that library is not on this machine: not measured
             return None
         return outcome(what, best, best[key] / best["median_ms"], target)
 
-    reduce_all = [v.number for v in families["reduce"].versions]
+    def every(family: str) -> list[int]:
+        return (
+            [v.number for v in families[family].versions] if family in families else []
+        )
+
+    reduce_all = every("reduce")
     cuda_cores = [v.number for v in families["matmul"].versions if not v.gpu_only]
     tensor_cores = [v.number for v in families["matmul"].versions if v.gpu_only]
     targets = [
@@ -360,6 +369,24 @@ def targets_of(kernels: dict) -> list[dict]:
             "torch_ms",
             0.50,
             tensor_cores,
+        ),
+        # The Transformer's row-wise kernels (issue: softmax, layer norm, attention)
+        versus_copy(
+            "best softmax vs the copy kernel, float32, 32,768 x 4,096", "softmax", 0.90
+        ),
+        versus_library(
+            "best softmax vs torch.softmax, float32, 32,768 x 4,096",
+            "softmax",
+            "torch_ms",
+            1.3,
+            every("softmax"),
+        ),
+        versus_library(
+            "best layer norm forward vs torch layer_norm, float32, 32,768 x 4,096",
+            "layer_norm",
+            "torch_ms",
+            1.1,
+            every("layer_norm"),
         ),
     ]
     return [t for t in targets if t is not None]
