@@ -65,7 +65,7 @@ def _eps(eps) -> np.float32:
     return np.float32(eps)
 
 
-def _run(name, x, gamma, beta, out, block, eps, mean, rstd, vectors=False):
+def _run(name, x, gamma, beta, out, block, eps, mean, rstd, vectors=False, most=1024):
     """Check everything, then stage and launch `name` with one block per row."""
     check_array(OP, "x", x, ndim=2)  # (rows, C)
     rows, C = x.shape
@@ -84,6 +84,11 @@ def _run(name, x, gamma, beta, out, block, eps, mean, rstd, vectors=False):
     (block,) = check_block(OP, block, ndim=1)
     if block % 32:
         raise ValueError(f"{OP}: {name} needs whole warps, got a block of {block}")
+    if block > most:  # registers: each thread holds part of its row
+        raise ValueError(
+            f"{OP}: {name} keeps 16 floats of the row per thread in registers and "
+            f"launches at most {most} threads a block, got {block}"
+        )
     eps = _eps(eps)
     if rows and not C:
         raise ValueError(f"{OP}: `x` has rows of no values (C = 0): no mean to take")
@@ -126,7 +131,9 @@ def layer_norm_v2(x, gamma, beta, out=None, block=256, eps=EPS, mean=None, rstd=
 
 def layer_norm_v3(x, gamma, beta, out=None, block=256, eps=EPS, mean=None, rstd=None):
     """One pass, Welford and Chan; float4 loads, the row kept in registers."""
-    return _run("layer_norm_v3", x, gamma, beta, out, block, eps, mean, rstd, True)
+    return _run(
+        "layer_norm_v3", x, gamma, beta, out, block, eps, mean, rstd, True, most=512
+    )
 
 
 # --8<-- [end:launchers]
@@ -188,7 +195,8 @@ FAMILY = Family(
             "layer_norm_v3",
             "one pass, Welford + Chan; float4 loads, the row kept in registers",
             layer_norm_v3,
-            blocks=BLOCKS,
+            blocks=(32, 256, 512),  # 1024 threads would need more registers than a
+            # block has (__launch_bounds__(512) in the .cu)
         ),
     ),
     ref=layer_norm_ref,

@@ -150,8 +150,11 @@ FAMILY = Family(
     # relative to the largest gradient, which is dgamma's or dbeta's: sums over up to
     # 4,099 rows of O(1) terms, in float32 along a block's rows and then down 512
     # partials: up to 9.6e-7 of the largest measured on the CPU backend (dx alone,
-    # against its own scale: 1.4e-7; tests/cpu/test_layer_norm.py checks it so)
-    tolerance=3e-6,
+    # against its own scale: 1.4e-7; tests/cpu/test_layer_norm.py checks it so).
+    # A row of one column has variance 0, so rstd = 1/sqrt(eps) ~ 316 multiplies the
+    # rounding of g - mean(g): 5.0e-6 on the H200, whose fused multiply-adds round
+    # it differently from the CPU.
+    tolerance=1e-5,
 )
 
 
