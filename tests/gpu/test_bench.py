@@ -56,7 +56,7 @@ def test_kernel(benchmark, family, version):
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
 def test_numpy_baseline(benchmark, family):
-    host = family.make_inputs(np.random.default_rng(0), family.bench_size)
+    host = family.timed_inputs(np.random.default_rng(0), family.bench_size)
     run = NUMPY[family.name](*host)
     rounds = 3 if family.name == "matmul" else 5
     benchmark.pedantic(run, rounds=rounds, warmup_rounds=1)
@@ -80,7 +80,7 @@ def test_torch_baseline(benchmark, name):
 
     family = BY_NAME[BASELINE_FAMILY.get(name, name)]
     driver()  # share the primary context: events see torch's kernels on stream 0
-    host = family.make_inputs(np.random.default_rng(0), family.bench_size)
+    host = family.timed_inputs(np.random.default_rng(0), family.bench_size)
     d_in = [torch.from_numpy(a).cuda() for a in host]
     run = ops[name](*d_in)
     samples = time_ms(run, repeat=REPEAT)

@@ -28,7 +28,7 @@ def check_version(family: Family, version: Version, size: tuple, block, seed: in
 
 def bench_inputs(family: Family, size: tuple | None = None) -> list:
     """The family's inputs at its benchmark size (or `size`), on the device (seed 0)."""
-    host = family.make_inputs(np.random.default_rng(0), size or family.bench_size)
+    host = family.timed_inputs(np.random.default_rng(0), size or family.bench_size)
     return [to_device(a) for a in host]
 
 

@@ -50,6 +50,14 @@ class Family:
     flops: Callable[[tuple], int] | None = None
     tolerance: float = 0.0  # max |out - ref| / max(|ref|, 1): 0 means bit-exact
     out_dtype: type = np.float32  # what the kernels write
+    # What the benchmarks time, when the checks' inputs are chosen to stress the
+    # arithmetic (softmax's huge logits) rather than to be a workload; None: the
+    # same make_inputs. The kernel and its baselines always get the same data.
+    typical_inputs: Callable | None = None
+
+    def timed_inputs(self, rng: np.random.Generator, size: tuple) -> tuple:
+        """The inputs a benchmark times: typical_inputs, else make_inputs."""
+        return (self.typical_inputs or self.make_inputs)(rng, size)
 
     def version(self, number: int) -> Version:
         known = [v.number for v in self.versions]
