@@ -505,45 +505,22 @@ def torch_ops():
 
         return run
 
+    # Layer norm: the calls a user makes, not their out= overloads. On the H200,
+    # native_layer_norm.out took 0.62 ms where the plain call took 0.35 ms at
+    # 32,768 x 4,096 (the overload writes a temporary, then copies it); the caching
+    # allocator makes the plain call's output nearly free, so it is the fair ruler.
     def layer_norm(x, gamma, beta):
-        """native_layer_norm, which layer_norm calls: y and the per-row mean and
-        rstd it keeps for the backward, as ours writes them, into outputs made once."""
         from thousand.kernels.layer_norm import EPS
 
-        aten, rows = torch.ops.aten, x.shape[0]
-        y, m, r = torch.empty_like(x), x.new_empty((rows, 1)), x.new_empty((rows, 1))
-
-        def run():
-            aten.native_layer_norm.out(
-                x, [x.shape[1]], gamma, beta, EPS, out0=y, out1=m, out2=r
-            )
-            return y
-
-        try:  # the out= overload; tried once, untimed
-            run()
-            return run
-        except (RuntimeError, TypeError):  # without it: the call a user makes
-            return lambda: torch.nn.functional.layer_norm(
-                x, x.shape[1:], gamma, beta, EPS
-            )
+        return lambda: torch.nn.functional.layer_norm(x, x.shape[1:], gamma, beta, EPS)
 
     def layer_norm_backward(x, dy, gamma, mean, rstd):
-        """native_layer_norm_backward: dx, dgamma and dbeta in one call, into
-        outputs made once (the bias only switches its gradient on)."""
-        beta, aten = torch.zeros_like(gamma), torch.ops.aten
+        """native_layer_norm_backward, what autograd runs: dx, dgamma and dbeta in
+        one call (the bias only switches its gradient on)."""
+        beta = torch.zeros_like(gamma)
         m, r = mean[:, None], rstd[:, None]  # (rows, 1), as native_layer_norm keeps
-        dx, dg, db = (torch.empty_like(t) for t in (x, gamma, gamma))
         args = (dy, x, [x.shape[1]], m, r, gamma, beta, [True, True, True])
-
-        def run():
-            aten.native_layer_norm_backward.out(*args, out0=dx, out1=dg, out2=db)
-            return dx
-
-        try:  # the out= overload; tried once, untimed
-            run()
-            return run
-        except (RuntimeError, TypeError):
-            return lambda: aten.native_layer_norm_backward(*args)
+        return lambda: torch.ops.aten.native_layer_norm_backward(*args)[0]
 
     return {
         "conv2d": conv2d,
