@@ -148,7 +148,7 @@ def layer_norm_v4(x, gamma, beta, out=None, block=256, eps=EPS, mean=None, rstd=
 
 # --8<-- [start:front-door]
 def layer_norm(
-    x, gamma, beta, eps=EPS, out=None, version=3, block=256, mean=None, rstd=None
+    x, gamma, beta, eps=EPS, out=None, version=4, block=256, mean=None, rstd=None
 ):
     """Normalise each row of the (rows, C) float32 array `x`, then scale by `gamma`
     and shift by `beta` (both (C,)). Returns y (in `out` when given); writes each
