@@ -5,7 +5,7 @@ import numpy as np
 from thousand.models.hopfield import corrupt, random_patterns, recall
 
 n = 100
-for p in (5, 30):  # Hopfield's estimate of the capacity: about 0.14 n patterns
+for p in (5, 30):  # large-N capacity ~0.14 n patterns (Amit, Gutfreund, Sompolinsky)
     patterns = random_patterns(seed=0, p=p, n=n)
     probes = corrupt(patterns, flips=15, seed=1)  # 15 of 100 values turned over
     final, energies = recall(patterns, probes)
