@@ -79,10 +79,14 @@ def notebook_source_sha256(path: Path) -> str:
     """The cells as written (kind and source), not what a run printed into them."""
     h = hashlib.sha256()
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-        source = cell["source"]
-        text = source if isinstance(source, str) else "".join(source)
-        h.update(cell["cell_type"].encode() + b"\0" + text.encode() + b"\0")
+        h.update(cell["cell_type"].encode() + b"\0" + _cell_text(cell).encode() + b"\0")
     return h.hexdigest()
+
+
+def _cell_text(cell: dict) -> str:
+    """A notebook cell's source, stored as one string or as a list of lines."""
+    source = cell["source"]
+    return source if isinstance(source, str) else "".join(source)
 
 
 def slug(device_name: str) -> str:
@@ -216,11 +220,11 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def _imports(path: Path) -> set[str]:
-    """The `thousand.*` modules a file imports (a submodule named in a `from`
-    import counts as imported)."""
+def _imports(source: str) -> set[str]:
+    """The `thousand.*` modules Python source imports (a submodule named in a
+    `from` import counts as imported)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -229,27 +233,18 @@ def _imports(path: Path) -> set[str]:
     return {m for m in found if _module_file(m)}
 
 
-def families_used(paths: list[Path], source: str | None = None) -> set[str]:
-    """The kernel families that Python files (or `source`, a notebook's code)
+def families_used(paths: list[Path], source: str = "") -> set[str]:
+    """The kernel families that Python files (and `source`, a notebook's code)
     reach through their imports, directly or through the package's models."""
-    todo = list(paths)
+    modules = _imports(source)
+    todo = list(paths) + [_module_file(m) for m in modules]
     seen: set[Path] = set()
-    modules: set[str] = set()
-    if source is not None:
-        tmp = ast.parse(source)
-        for node in ast.walk(tmp):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                modules.add(node.module)
-                modules |= {f"{node.module}.{a.name}" for a in node.names}
-            elif isinstance(node, ast.Import):
-                modules |= {a.name for a in node.names}
-        todo += [f for m in modules if (f := _module_file(m))]
     while todo:
         path = todo.pop()
         if path in seen:
             continue
         seen.add(path)
-        for name in _imports(path):
+        for name in _imports(path.read_text(encoding="utf-8")):
             modules.add(name)
             todo.append(_module_file(name))
     prefix = "thousand.kernels."
@@ -261,15 +256,14 @@ def families_used(paths: list[Path], source: str | None = None) -> set[str]:
 
 
 def notebook_code(path: Path) -> str:
-    """A notebook's code cells as one Python text (for its imports)."""
+    """A notebook's code cells as one Python text (for its imports), without the
+    IPython lines (%magic, !shell) that are not Python."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    code = []
-    for cell in cells:
-        if cell["cell_type"] == "code":
-            src = cell["source"]
-            text = src if isinstance(src, str) else "".join(src)
-            code.append("\n".join(ln for ln in text.splitlines() if ln[:1] not in "%!"))
-    return "\n".join(code)
+    return "\n".join(
+        "\n".join(ln for ln in _cell_text(c).splitlines() if ln[:1] not in "%!")
+        for c in cells
+        if c["cell_type"] == "code"
+    )
 
 
 def redo_plan(ledger: dict | None, extra: set[str] = frozenset()) -> dict[str, set]:
