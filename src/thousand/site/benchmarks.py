@@ -548,11 +548,7 @@ def render_gpu(ledger: dict, lang: str, page_uri: str) -> str:
         for family, entries in fams.items():
             parts.append(f"#### `{family}`\n")
             parts.append(render.kernel_table(entries, columns, t, ledger["device"]))
-            if len(ledger["runs"]) > 1:  # a family is always timed in one run
-                i = entries[0]["run"]
-                run = t["run_n"].format(i=i + 1)
-                date = ledger["runs"][i]["date"]
-                parts.append(t["measured_in"].format(runs=f"{run} · {date}") + "\n")
+            parts.append(render.measured_in(ledger, entries, t))
     parts.append(f"### {t['targets']}\n")
     targets = ledger.get("targets") or []
     parts.append(render.target_lines(targets, t) if targets else t["no_targets"] + "\n")

@@ -461,6 +461,24 @@ def kernel_table(
     return "\n".join(out) + "\n"
 
 
+def run_label(ledger: dict, index: int, t: dict) -> str:
+    """'Run 2 · 2026-11-24 10:00 UTC' when the ledger has several runs, else the
+    date alone."""
+    date = ledger["runs"][index]["date"]
+    if len(ledger["runs"]) == 1:
+        return date
+    return f"{t['run_n'].format(i=index + 1)} · {date}"
+
+
+def measured_in(ledger: dict, entries: list[dict], t: dict) -> str:
+    """A line naming the runs `entries` come from; none with a single run."""
+    if len(ledger["runs"]) == 1:
+        return ""
+    used = sorted({e["run"] for e in entries})
+    runs = t["join"].join(run_label(ledger, i, t) for i in used)
+    return "\n" + t["measured_in"].format(runs=runs) + "\n"
+
+
 def target_lines(targets: list[dict], t: dict) -> str:
     """The benchmark targets as a list: met or not, by how much."""
     lines = []
@@ -555,19 +573,10 @@ class Results:
         return f'!!! info "{title}"\n\n{body}\n'
 
     def run_label(self, index: int) -> str:
-        """'Run 2 (2026-11-24 10:00 UTC)' when the ledger has several, else the date."""
-        date = self.ledger["runs"][index]["date"]
-        if len(self.ledger["runs"]) == 1:
-            return date
-        return f"{self.t['run_n'].format(i=index + 1)} · {date}"
+        return run_label(self.ledger, index, self.t)
 
     def measured_in(self, entries: list[dict]) -> str:
-        """A line naming the runs `entries` come from; none with a single run."""
-        if len(self.ledger["runs"]) == 1:
-            return ""
-        used = sorted({e["run"] for e in entries})
-        runs = self.t["join"].join(self.run_label(i) for i in used)
-        return "\n" + self.t["measured_in"].format(runs=runs) + "\n"
+        return measured_in(self.ledger, entries, self.t)
 
     def _output(self, args, page_uri):
         (stem,) = args
