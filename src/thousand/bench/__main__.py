@@ -551,12 +551,12 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         parser.error("--stale runs in one command: it takes no --shard or --merge")
     if (args.redo or args.part) and not args.stale:
         parser.error("--redo and --part go with --stale")
-    for spec in (args.shard, args.part):
+    for option, spec in (("--shard", args.shard), ("--part", args.part)):
         if spec:
             try:
-                shards.parse(spec)
+                shards.parse(spec, option)
             except ValueError as e:
-                parser.error(str(e).replace("--shard", "--shard/--part"))
+                parser.error(str(e))
     if args.merge is not None and args.merge < 1:
         parser.error("--merge N wants the number of shards, at least 1")
     return args, rest

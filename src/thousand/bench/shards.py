@@ -21,14 +21,14 @@ from thousand.bench import ledger as L
 SHARDS_DIR = L.ROOT / ".bench-shards"
 
 
-def parse(spec: str) -> tuple[int, int]:
-    """'2/3' -> (2, 3), with a clear error for anything else."""
+def parse(spec: str, option: str = "--shard") -> tuple[int, int]:
+    """'2/3' -> (2, 3), with a clear error naming `option` for anything else."""
     try:
         k, n = (int(part) for part in spec.split("/"))
     except ValueError:
-        raise ValueError(f"--shard wants K/N such as 1/2, got {spec!r}") from None
+        raise ValueError(f"{option} wants K/N such as 1/2, got {spec!r}") from None
     if not 1 <= k <= n:
-        raise ValueError(f"--shard {spec}: K must be between 1 and N")
+        raise ValueError(f"{option} {spec}: K must be between 1 and N")
     return k, n
 
 
