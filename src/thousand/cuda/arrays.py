@@ -158,10 +158,10 @@ def check_no_overlap(
     if out is None:
         return
     for arg, x in inputs.items():
-        if x is None or x is out and in_place_ok or not _overlaps(out, x):
+        if x is None or not _overlaps(out, x):
             continue
         same = _span(out) == _span(x) and tuple(out.shape) == tuple(x.shape)
-        if in_place_ok and same:
+        if in_place_ok and same:  # the very array (or a view of all of it)
             continue
         why = (
             "only the very same array (same start and shape) can be updated in "
