@@ -13,6 +13,15 @@ from thousand.kernels.family import all_families
 pytestmark = pytest.mark.gpu
 
 BY_NAME = {f.name: f for f in all_families()}
+
+
+def _stacked(dwte, dwpe):
+    """embedding_backward's two gradients, packed as the kernels pack them."""
+    import torch
+
+    return torch.cat([dwte, dwpe])
+
+
 # PyTorch's result -> our layout
 OURS = {
     "conv2d": lambda t: t.permute(0, 2, 3, 1),  # NCHW view -> NHWC
@@ -23,6 +32,10 @@ OURS = {
     "softmax": lambda t: t,
     "softmax_backward": lambda t: t,
     "layer_norm": lambda t: t,
+    "gelu": lambda t: t,
+    "gelu_backward": lambda t: t,
+    "embedding": lambda t: t,
+    "embedding_backward": lambda t: _stacked(*t),
 }
 
 

@@ -341,7 +341,91 @@ def _numpy_layer_norm_backward(x, dy, gamma, mean, rstd):
     return run
 
 
+def _numpy_gelu(x):
+    """0.5 x (1 + tanh(k (x + a x^3))) one whole-array step at a time, in float32,
+    into buffers made once."""
+    from thousand.kernels.gelu import A, K
+
+    o, u = np.empty_like(x), np.empty_like(x)
+
+    def run():
+        np.multiply(x, x, out=u)
+        np.multiply(u, x, out=u)
+        np.multiply(u, np.float32(A), out=u)
+        np.add(u, x, out=u)
+        np.multiply(u, np.float32(K), out=u)
+        np.tanh(u, out=u)
+        np.add(u, 1, out=u)
+        np.multiply(x, u, out=o)
+        np.multiply(o, np.float32(0.5), out=o)
+        return o
+
+    return run
+
+
+def _numpy_gelu_backward(dy, x):
+    """dy * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3a x^2)), step by step."""
+    from thousand.kernels.gelu import A, K
+
+    o, t, w = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+
+    def run():
+        np.multiply(x, x, out=w)  # x^2
+        np.multiply(w, x, out=t)
+        np.multiply(t, np.float32(A), out=t)
+        np.add(t, x, out=t)
+        np.multiply(t, np.float32(K), out=t)
+        np.tanh(t, out=t)
+        np.multiply(w, np.float32(3 * A), out=w)
+        np.add(w, 1, out=w)
+        np.multiply(w, np.float32(K), out=w)  # du/dx
+        np.multiply(t, t, out=o)
+        np.subtract(1, o, out=o)
+        np.multiply(o, w, out=o)
+        np.multiply(o, x, out=o)
+        np.add(o, t, out=o)
+        np.add(o, 1, out=o)
+        np.multiply(o, np.float32(0.5), out=o)
+        np.multiply(o, dy, out=o)
+        return o
+
+    return run
+
+
+def _numpy_embedding(idx, wte, wpe):
+    """wte[idx] + wpe[:T]: np.take into an output made once, then the add."""
+    o = np.empty((*idx.shape, wte.shape[1]), np.float32)
+
+    def run():
+        np.take(wte, idx, axis=0, out=o)
+        np.add(o, wpe[: idx.shape[1]], out=o)
+        return o
+
+    return run
+
+
+def _numpy_embedding_backward(dout, idx, wte, wpe):
+    """np.add.at, NumPy's unbuffered scatter-add (a repeated id adds each time),
+    for dwte; a sum over the batch for dwpe; packed as the kernels pack them."""
+    B, T, C = dout.shape
+    V = wte.shape[0]
+    o = np.empty((V + wpe.shape[0], C), np.float32)
+    rows, ids = dout.reshape(B * T, C), idx.reshape(B * T)
+
+    def run():
+        o.fill(0)
+        np.add.at(o, ids, rows)
+        np.sum(dout, axis=0, out=o[V : V + T])
+        return o
+
+    return run
+
+
 NUMPY = {
+    "gelu": _numpy_gelu,
+    "gelu_backward": _numpy_gelu_backward,
+    "embedding": _numpy_embedding,
+    "embedding_backward": _numpy_embedding_backward,
     "axpy": _numpy_axpy,
     "coordinates": _numpy_coordinates,
     "copy": _numpy_into(lambda x, out: np.copyto(out, x), lambda x: x.shape),
@@ -522,7 +606,40 @@ def torch_ops():
         args = (dy, x, [x.shape[1]], m, r, gamma, beta, [True, True, True])
         return lambda: torch.ops.aten.native_layer_norm_backward(*args)[0]
 
+    # GPT-2's layers: the plain calls, as for layer norm (the caching allocator
+    # serves their outputs). Token ids arrive as int32, as our kernels take them;
+    # PyTorch code holds them as int64, so each baseline converts them once, untimed.
+    def gelu(x):
+        return lambda: torch.nn.functional.gelu(x, approximate="tanh")
+
+    def gelu_backward(dy, x):
+        """What autograd runs for gelu(x, approximate="tanh")'s backward."""
+        return lambda: torch.ops.aten.gelu_backward(dy, x, approximate="tanh")
+
+    def embedding(idx, wte, wpe):
+        """nanoGPT's forward: wte(idx) + wpe(pos), a gather, then a broadcast add."""
+        ids, T = idx.long(), idx.shape[1]
+        return lambda: torch.nn.functional.embedding(ids, wte) + wpe[:T]
+
+    def embedding_backward(dout, idx, wte, wpe):
+        """What autograd runs for nanoGPT's wte(idx) + wpe(pos), pos = arange(T):
+        embedding_dense_backward for wte (a sort of the ids, then segment sums),
+        and for wpe after the broadcast's sum over the batch. Returns both."""
+        ids, V, maxT = idx.long(), wte.shape[0], wpe.shape[0]
+        pos = torch.arange(idx.shape[1], device=idx.device)
+        dense = torch.ops.aten.embedding_dense_backward
+
+        def run():
+            dwte = dense(dout, ids, V, -1, False)
+            return dwte, dense(dout.sum(0), pos, maxT, -1, False)
+
+        return run
+
     return {
+        "gelu": gelu,
+        "gelu_backward": gelu_backward,
+        "embedding": embedding,
+        "embedding_backward": embedding_backward,
         "conv2d": conv2d,
         "conv2d_backward_data": conv2d_backward_data,
         "conv2d_backward_filter": conv2d_backward_filter,
