@@ -31,6 +31,9 @@ OURS = {
     "col_sum": lambda t: t,
     "softmax": lambda t: t,
     "softmax_backward": lambda t: t,
+    "cross_entropy": lambda t: t,
+    "cross_entropy_backward": lambda t: t,
+    "adamw": lambda t: t,  # the (3, n) state [p, m, v] after the step
     "layer_norm": lambda t: t,
     "gelu": lambda t: t,
     "gelu_backward": lambda t: t,
@@ -58,3 +61,36 @@ def test_torch_baseline_computes_what_the_family_does(name):
         assert got.shape == want.shape, (name, size)
         scale = max(float(np.abs(want).max()), 1.0)
         assert float(np.abs(got - want).max()) / scale < 1e-4, (name, size)
+
+
+def test_adamw_baseline_takes_the_optimizers_step():
+    """torch.optim.AdamW(fused=True).step() from moments m, v at step t - 1 (the
+    public call) takes the step adamw_ref takes, so the baseline's direct call to
+    its kernel, checked above, stands for it."""
+    if not torch_ops():
+        pytest.skip("PyTorch with CUDA is not installed: no library baseline")
+    import torch
+
+    from thousand.kernels.adamw import adamw_ref
+    from thousand.kernels.family import rel_error
+
+    driver()
+    host = BY_NAME["adamw"].make_inputs(np.random.default_rng(2), (10007,))
+    p, g, m, v, hyper = host
+    lr, beta1, beta2, eps, wd, t = hyper.tolist()
+    param = torch.nn.Parameter(torch.from_numpy(p).cuda())
+    opt = torch.optim.AdamW(
+        [param], lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=wd, fused=True
+    )
+    param.grad = torch.from_numpy(g).cuda()
+    opt.state[param] = {  # as the optimizer keeps it: the step a GPU float32
+        "step": torch.tensor(t - 1, dtype=torch.float32, device="cuda"),
+        "exp_avg": torch.from_numpy(m).cuda(),
+        "exp_avg_sq": torch.from_numpy(v).cuda(),
+    }
+    opt.step()
+    state = opt.state[param]
+    got = torch.stack([param.detach(), state["exp_avg"], state["exp_avg_sq"]])
+    # float32 arithmetic in another order than the float64 reference: as our own
+    # kernels' bound, with a margin
+    assert rel_error(got.cpu().numpy(), adamw_ref(*host)) < 1e-5

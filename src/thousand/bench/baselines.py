@@ -206,6 +206,71 @@ def _numpy_softmax_backward(dy, y):
     return run
 
 
+def _numpy_cross_entropy(logits, targets):
+    """Max, exp(x - max), sum, log, then (max - the target's logit) added: each step
+    over the whole array, as NumPy runs it, into buffers made once."""
+    N = logits.shape[0]
+    e = np.empty_like(logits)
+    r = np.empty((N, 1), np.float32)  # each row's max
+    o = np.empty(N, np.float32)
+    rows = np.arange(N)
+
+    def run():
+        np.max(logits, axis=1, keepdims=True, out=r)
+        np.subtract(logits, r, out=e)
+        np.exp(e, out=e)
+        np.sum(e, axis=1, out=o)
+        np.log(o, out=o)
+        np.add(o, r[:, 0] - logits[rows, targets], out=o)  # m - x[t]: exact if close
+        return o
+
+    return run
+
+
+def _numpy_cross_entropy_backward(logits, targets, lse, dloss):
+    """exp(x - lse), minus 1 at each row's target, times the row's dloss."""
+    o = np.empty_like(logits)
+    rows = np.arange(logits.shape[0])
+
+    def run():
+        np.subtract(logits, lse[:, None], out=o)
+        np.exp(o, out=o)
+        o[rows, targets] -= 1
+        np.multiply(o, dloss[:, None], out=o)
+        return o
+
+    return run
+
+
+def _numpy_adamw(p, g, m, v, hyper):
+    """torch.optim.AdamW's step, one whole-array float32 operation at a time, into
+    the (3, n) output the kernels write (made once) and one scratch array."""
+    lr, beta1, beta2, eps, wd, t = (float(h) for h in hyper)
+    f = np.float32
+    o = np.empty((3, p.shape[0]), np.float32)
+    s = np.empty_like(p)
+
+    def run():
+        po, mo, vo = o
+        np.multiply(p, f(1 - lr * wd), out=po)
+        np.multiply(m, f(beta1), out=mo)
+        np.multiply(g, f(1 - beta1), out=s)
+        mo += s
+        np.multiply(g, g, out=s)
+        np.multiply(s, f(1 - beta2), out=s)
+        np.multiply(v, f(beta2), out=vo)
+        vo += s
+        np.sqrt(vo, out=s)  # sqrt(vhat) + eps
+        np.multiply(s, f(1 / (1 - beta2**t) ** 0.5), out=s)
+        np.add(s, f(eps), out=s)
+        np.divide(mo, s, out=s)
+        np.multiply(s, f(lr / (1 - beta1**t)), out=s)
+        po -= s
+        return o
+
+    return run
+
+
 def _patch_matrix(X, R, S):
     """im2col as a NumPy user writes it: every R x S x C patch of X as one row of an
     (N*P*Q, R*S*C) matrix, in the (r, s, c) order of the filters (a copy)."""
@@ -473,6 +538,9 @@ NUMPY = {
     "softmax_xent": _numpy_softmax_xent,
     "softmax": _numpy_softmax,
     "softmax_backward": _numpy_softmax_backward,
+    "cross_entropy": _numpy_cross_entropy,
+    "cross_entropy_backward": _numpy_cross_entropy_backward,
+    "adamw": _numpy_adamw,
     "layer_norm": _numpy_layer_norm,
     "layer_norm_backward": _numpy_layer_norm_backward,
     "hebbian": _numpy_hebbian,
@@ -589,6 +657,53 @@ def torch_ops():
 
         return run
 
+    # The language-model loss and its optimizer. Targets arrive as int32, as our
+    # kernels take them; PyTorch holds class targets as int64, so each baseline
+    # converts them once, untimed.
+    def cross_entropy(logits, targets):
+        """F.cross_entropy per row (reduction="none"): log_softmax writes the (N, V)
+        log-probabilities, then nll_loss picks each row's target from them."""
+        t = targets.long()
+        return lambda: torch.nn.functional.cross_entropy(logits, t, reduction="none")
+
+    def cross_entropy_backward(logits, targets, lse, dloss):
+        """What autograd runs for F.cross_entropy(logits, t, reduction="none")
+        .backward(dloss), the two calls of a training step: nll_loss_backward
+        scatters -dloss into a zeroed (N, V) gradient of the log-probabilities, then
+        _log_softmax_backward_data makes it dlogits = g - softmax * sum(g) from the
+        log-softmax the forward saved (made here once, untimed, as the forward
+        would). The whole autograd backward() adds only graph bookkeeping."""
+        t = targets.long()
+        logp = torch.log_softmax(logits, 1)  # (N, V), what autograd saved
+        total = torch.ops.aten.nll_loss_forward(logp, t, None, 0, -100)[1]
+        nll_backward = torch.ops.aten.nll_loss_backward
+        log_softmax_backward = torch.ops.aten._log_softmax_backward_data
+
+        def run():
+            g = nll_backward(dloss, logp, t, None, 0, -100, total)  # 0: "none"
+            return log_softmax_backward(g, logp, 1, logp.dtype)
+
+        return run
+
+    def adamw(p, g, m, v, hyper):
+        """torch._fused_adamw_, the one kernel call of torch.optim.AdamW(fused=True)
+        .step() (which first adds 1 to its step counters, a second tiny kernel), on
+        one flat tensor of n parameters. The step counter is a float32 tensor on
+        the GPU holding t, as the optimizer keeps it, so the bias corrections are
+        taken in the kernel, as ours are. p, m and v are the rows of one (3, n)
+        tensor (our output's layout), copied once and then stepped in place."""
+        lr, beta1, beta2, eps, wd, t = hyper.tolist()  # one read, at setup
+        state = torch.stack([p, m, v])  # (3, n)
+        step = torch.tensor(t, dtype=torch.float32, device=p.device)
+        lists = ([state[0]], [g], [state[1]], [state[2]], [], [step])
+        kw = dict(lr=lr, beta1=beta1, beta2=beta2, weight_decay=wd, eps=eps)
+
+        def run():
+            torch._fused_adamw_(*lists, **kw, amsgrad=False, maximize=False)
+            return state
+
+        return run
+
     # Layer norm: the calls a user makes, not their out= overloads. On the H200,
     # native_layer_norm.out took 0.62 ms where the plain call took 0.35 ms at
     # 32,768 x 4,096 (the overload writes a temporary, then copies it); the caching
@@ -646,6 +761,9 @@ def torch_ops():
         "avg_pool": avg_pool,
         "softmax": softmax,
         "softmax_backward": softmax_backward,
+        "cross_entropy": cross_entropy,
+        "cross_entropy_backward": cross_entropy_backward,
+        "adamw": adamw,
         "layer_norm": layer_norm,
         "layer_norm_backward": layer_norm_backward,
         "col_sum": into(
