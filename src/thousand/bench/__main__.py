@@ -388,6 +388,14 @@ def targets_of(kernels: dict) -> list[dict]:
             1.1,
             every("layer_norm"),
         ),
+        versus_library(
+            "best fused attention vs scaled_dot_product_attention, bf16, "
+            "B=4, H=32, T=4,096, d=128, not causal",
+            "attention_bf16",
+            "torch_ms",
+            0.40,
+            every("attention_bf16"),
+        ),
     ]
     return [t for t in targets if t is not None]
 
