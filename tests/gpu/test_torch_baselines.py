@@ -24,6 +24,8 @@ def _stacked(dwte, dwpe):
 
 # PyTorch's result -> our layout
 OURS = {
+    "split_heads": lambda t: t,
+    "merge_heads": lambda t: t,
     "conv2d": lambda t: t.permute(0, 2, 3, 1),  # NCHW view -> NHWC
     "conv2d_backward_data": lambda t: t.permute(0, 2, 3, 1),
     "conv2d_backward_filter": lambda t: t.permute(2, 3, 1, 0),  # FCRS -> RSCF

@@ -487,6 +487,15 @@ def _numpy_embedding_backward(dout, idx, wte, wpe):
 
 
 NUMPY = {
+    # the head permutations: NumPy's transposed view copied into an output made once
+    "split_heads": _numpy_into(
+        lambda x, out: np.copyto(out, x.transpose(2, 0, 3, 1, 4)),
+        lambda x: tuple(x.shape[i] for i in (2, 0, 3, 1, 4)),
+    ),
+    "merge_heads": _numpy_into(
+        lambda y, out: np.copyto(out, y.transpose(1, 3, 0, 2, 4)),
+        lambda y: tuple(y.shape[i] for i in (1, 3, 0, 2, 4)),
+    ),
     "gelu": _numpy_gelu,
     "gelu_backward": _numpy_gelu_backward,
     "embedding": _numpy_embedding,
@@ -751,6 +760,9 @@ def torch_ops():
         return run
 
     return {
+        # what nanoGPT writes: a permuted view, then .contiguous() (the copy)
+        "split_heads": lambda x: lambda: x.permute(2, 0, 3, 1, 4).contiguous(),
+        "merge_heads": lambda y: lambda: y.permute(1, 3, 0, 2, 4).contiguous(),
         "gelu": gelu,
         "gelu_backward": gelu_backward,
         "embedding": embedding,
