@@ -67,12 +67,17 @@ CORRUPT = {
 @pytest.mark.parametrize("family, version", VERSIONS, ids=IDS)
 @pytest.mark.parametrize("how", CORRUPT)
 def test_every_launcher_names_a_bad_input(family, version, how):
-    inputs = sized_inputs(family, lambda ins: all(a.size >= 2 for a in ins))
+    # every array at least 2 long (a flag, attention's `causal`, has no size)
+    inputs = sized_inputs(
+        family, lambda ins: all(a.size >= 2 for a in ins if isinstance(a, np.ndarray))
+    )
     inputs = inputs or family.make_inputs(
         np.random.default_rng(0), family.check_sizes[0]
     )
     args = names(version)
     for i in read_inputs(version, inputs):
+        if not isinstance(inputs[i], np.ndarray):
+            continue  # a flag (attention's `causal`): tests/cpu/test_attention.py
         if how == "not contiguous" and inputs[i].size < 2:
             continue  # one element is contiguous whatever its strides
         bad = [*inputs[:i], CORRUPT[how](inputs[i]), *inputs[i + 1 :]]
@@ -178,6 +183,8 @@ def test_out_overlapping_an_input_is_refused(family, version):
     read = read_inputs(version, inputs)
     shape = output_shape(family, version, inputs)
     for i in read:
+        if not isinstance(inputs[i], np.ndarray):  # a flag (attention's `causal`)
+            continue
         if inputs[i].size <= 4 or not int(np.prod(shape)):
             continue
         if inputs[i].dtype != np.float32:  # int32 ids: the float32 buffer below
@@ -187,7 +194,8 @@ def test_out_overlapping_an_input_is_refused(family, version):
         d_in = buffer[:n].reshape(inputs[i].shape)
         d_in.set(inputs[i])
         out = buffer[4 : 4 + m].reshape(shape)
-        d_inputs = [to_device(a) for a in inputs]
+        # arrays to the device; a flag (attention's `causal`, a bool) as it is
+        d_inputs = [to_device(a) if isinstance(a, np.ndarray) else a for a in inputs]
         d_inputs[i] = d_in
         with pytest.raises(ValueError, match="`out` overlaps `"):
             version.run(*d_inputs, out=out)

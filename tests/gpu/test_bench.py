@@ -81,7 +81,10 @@ def test_torch_baseline(benchmark, name):
     family = BY_NAME[BASELINE_FAMILY.get(name, name)]
     driver()  # share the primary context: events see torch's kernels on stream 0
     host = family.timed_inputs(np.random.default_rng(0), family.bench_size)
-    d_in = [torch.from_numpy(a).cuda() for a in host]
+    # arrays to the GPU; a flag (attention's `causal`, a bool) as it is
+    d_in = [
+        torch.from_numpy(a).cuda() if isinstance(a, np.ndarray) else a for a in host
+    ]
     run = ops[name](*d_in)
     samples = time_ms(run, repeat=REPEAT)
     _record(

@@ -22,6 +22,13 @@ def _stacked(dwte, dwpe):
     return torch.cat([dwte, dwpe])
 
 
+def _grads(dq, dk, dv):
+    """autograd's (dq, dk, dv) -> attention_backward's (3, B, H, T, d)"""
+    import torch
+
+    return torch.stack([dq, dk, dv])
+
+
 # PyTorch's result -> our layout
 OURS = {
     "split_heads": lambda t: t,
@@ -41,6 +48,8 @@ OURS = {
     "gelu_backward": lambda t: t,
     "embedding": lambda t: t,
     "embedding_backward": lambda t: _stacked(*t),
+    "attention": lambda t: t,
+    "attention_backward": lambda t: _grads(*t),
 }
 
 
@@ -55,9 +64,14 @@ def test_torch_baseline_computes_what_the_family_does(name):
     driver()
     for size in family.check_sizes:
         host = family.make_inputs(np.random.default_rng(1), size)
-        if any(a.size == 0 for a in host):
+        # arrays to the GPU; a flag (attention's `causal`, a bool) as it is
+        arrays = [a for a in host if isinstance(a, np.ndarray)]
+        if any(a.size == 0 for a in arrays):
             continue
-        got = OURS[name](ops[name](*[torch.from_numpy(a).cuda() for a in host])())
+        d_in = [
+            torch.from_numpy(a).cuda() if isinstance(a, np.ndarray) else a for a in host
+        ]
+        got = OURS[name](ops[name](*d_in)())
         want = family.ref(*host)
         got = got.cpu().numpy()
         assert got.shape == want.shape, (name, size)

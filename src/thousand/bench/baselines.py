@@ -486,6 +486,67 @@ def _numpy_embedding_backward(dout, idx, wte, wpe):
     return run
 
 
+def _numpy_scores(q, k, b, causal, s):
+    """s = q k^T * scale for batch b, -inf above the diagonal when causal: (H, T, T)
+    float32, into the buffer s."""
+    T, d = q.shape[2:]
+    np.matmul(q[b], np.swapaxes(k[b], -1, -2), out=s)
+    s *= np.float32(1 / np.sqrt(d))
+    if causal:
+        i, j = np.triu_indices(T, 1)  # key j > query i
+        s[:, i, j] = -np.inf
+
+
+def _numpy_attention(q, k, v, causal):
+    """Scores, mask, softmax, P v, one batch at a time into an (H, T, T) buffer
+    made once (at the benchmark's size, 2 GiB rather than all B * H heads' 8)."""
+    B, H, T, _ = q.shape
+    s = np.empty((H, T, T), np.float32)
+    r = np.empty((H, T, 1), np.float32)  # each row's max, then its sum
+    o = np.empty_like(q)
+
+    def run():
+        for b in range(B):
+            _numpy_scores(q, k, b, causal, s)
+            np.max(s, axis=-1, keepdims=True, out=r)
+            np.subtract(s, r, out=s)
+            np.exp(s, out=s)
+            np.sum(s, axis=-1, keepdims=True, out=r)
+            np.divide(s, r, out=s)
+            np.matmul(s, v[b], out=o[b])
+        return o
+
+    return run
+
+
+def _numpy_attention_backward(q, k, v, o, do, lse, causal):
+    """P from the scores and lse, then dV, dP, dS, dQ, dK one batch at a time,
+    packed (3, B, H, T, d) as the kernel packs them."""
+    B, H, T, d = q.shape
+    p, ds = np.empty((H, T, T), np.float32), np.empty((H, T, T), np.float32)
+    D = np.empty((H, T, 1), np.float32)  # rowsum(dO * O)
+    g = np.empty((3, B, H, T, d), np.float32)
+    scale = np.float32(1 / np.sqrt(d))
+
+    def run():
+        for b in range(B):
+            _numpy_scores(q, k, b, causal, p)
+            np.subtract(p, lse[b][..., None], out=p)
+            np.exp(p, out=p)  # P
+            np.matmul(np.swapaxes(p, -1, -2), do[b], out=g[2, b])  # dV
+            np.matmul(do[b], np.swapaxes(v[b], -1, -2), out=ds)  # dP
+            np.sum(do[b] * o[b], axis=-1, keepdims=True, out=D)
+            np.subtract(ds, D, out=ds)
+            np.multiply(ds, p, out=ds)  # dS
+            np.matmul(ds, k[b], out=g[0, b])
+            g[0, b] *= scale  # dQ
+            np.matmul(np.swapaxes(ds, -1, -2), q[b], out=g[1, b])
+            g[1, b] *= scale  # dK
+        return g
+
+    return run
+
+
 NUMPY = {
     # the head permutations: NumPy's transposed view copied into an output made once
     "split_heads": _numpy_into(
@@ -496,6 +557,8 @@ NUMPY = {
         lambda y, out: np.copyto(out, y.transpose(1, 3, 0, 2, 4)),
         lambda y: tuple(y.shape[i] for i in (1, 3, 0, 2, 4)),
     ),
+    "attention": _numpy_attention,
+    "attention_backward": _numpy_attention_backward,
     "gelu": _numpy_gelu,
     "gelu_backward": _numpy_gelu_backward,
     "embedding": _numpy_embedding,
@@ -759,10 +822,29 @@ def torch_ops():
 
         return run
 
+    # Attention: scaled_dot_product_attention as a user calls it. In float32 its
+    # flash kernel is out (fp16 and bf16 only), so PyTorch picks the
+    # memory-efficient kernel (from xFormers) where it applies, else the math path
+    # that forms the T x T scores. The backward times what autograd runs for it:
+    # the graph is built once, untimed, and each call is torch.autograd.grad.
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def attention(q, k, v, causal):
+        return lambda: sdpa(q, k, v, is_causal=causal)
+
+    def attention_backward(q, k, v, o, do, lse, causal):
+        """dq, dk, dv by autograd from PyTorch's own forward (its o and lse, which
+        it saves, not ours: the same values within float32 rounding)."""
+        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+        out = sdpa(*leaves, is_causal=causal)
+        return lambda: torch.autograd.grad(out, leaves, do, retain_graph=True)
+
     return {
         # what nanoGPT writes: a permuted view, then .contiguous() (the copy)
         "split_heads": lambda x: lambda: x.permute(2, 0, 3, 1, 4).contiguous(),
         "merge_heads": lambda y: lambda: y.permute(1, 3, 0, 2, 4).contiguous(),
+        "attention": attention,
+        "attention_backward": attention_backward,
         "gelu": gelu,
         "gelu_backward": gelu_backward,
         "embedding": embedding,

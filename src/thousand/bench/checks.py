@@ -8,6 +8,12 @@ from thousand.cuda import to_device
 from thousand.kernels.family import Family, Version, rel_error, tolerance
 
 
+def on_device(a):
+    """An input array copied to the device; anything else (attention's `causal`
+    flag, a bool) passed through unchanged."""
+    return to_device(a) if isinstance(a, np.ndarray) else a
+
+
 def check_version(family: Family, version: Version, size: tuple, block, seed: int = 0):
     """Return (error, tolerance). The output starts as NaN (an integer output as the
     most negative integer), so an element the kernel never writes shows up as an
@@ -20,7 +26,7 @@ def check_version(family: Family, version: Version, size: tuple, block, seed: in
         expected = family.ref(*inputs)
     dtype = np.dtype(family.out_dtype)
     start = np.nan if dtype.kind == "f" else np.iinfo(dtype).min
-    d_inputs = [to_device(a) for a in inputs]
+    d_inputs = [on_device(a) for a in inputs]
     d_out = to_device(np.full(expected.shape, start, dtype=dtype))
     version.run(*d_inputs, out=d_out, block=block)
     return rel_error(d_out.get(), expected), tolerance(family, version)
@@ -29,7 +35,7 @@ def check_version(family: Family, version: Version, size: tuple, block, seed: in
 def bench_inputs(family: Family, size: tuple | None = None) -> list:
     """The family's inputs at its benchmark size (or `size`), on the device (seed 0)."""
     host = family.timed_inputs(np.random.default_rng(0), size or family.bench_size)
-    return [to_device(a) for a in host]
+    return [on_device(a) for a in host]
 
 
 def prepared_run(version: Version, d_inputs: list):
