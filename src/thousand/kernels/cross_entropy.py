@@ -198,9 +198,11 @@ FAMILY = Family(
     bench_size=(8192, GPT2_VOCAB),
     # read the logits once and the targets; write the loss and lse of each row
     bytes_moved=lambda size: 4 * (size[0] * size[1] + 3 * size[0]),
-    # relative to the largest loss (~200 at 30-unit logits, 1 at the least):
-    # expf within 2 ulp and a float32 sum of up to 50,257 terms, rounded in another
-    # order than float64's; logf and m - x[t] add an ulp each.
+    # relative to the largest loss (up to ~200 at 30-unit logits, at least 1):
+    # expf and logf, a float32 sum of up to 50,257 terms in another order than
+    # float64's, and m - x[t] rounded: at most 1.2e-7 measured on the CPU backend
+    # (every version, size and block, six seeds), whose expf is within 1 ulp; the
+    # GPU's is within 2 and it fuses multiply-adds: 1e-6 leaves that margin.
     tolerance=1e-6,
 )
 

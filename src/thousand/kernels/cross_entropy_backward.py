@@ -144,8 +144,10 @@ FAMILY = Family(
     bench_size=(8192, 50257),
     # read the logits, write their gradient; targets, lse and dloss once per row
     bytes_moved=lambda size: 4 * (2 * size[0] * size[1] + 3 * size[0]),
-    # relative to max(|dlogits|, 1), that is an absolute error: expf within 2 ulp
-    # of each probability (at most 1), times |dloss| up to ~6, and x - lse rounded.
+    # relative to max(|dlogits|, 1): each element is (p - [k == t]) * dloss with
+    # p = expf(x - lse) at most 1 and |dloss| up to ~6, so an error of a few ulp of
+    # the largest gradient: at most 1.1e-7 measured on the CPU backend (every size
+    # and block, six seeds); the GPU's expf is within 2 ulp, not 1: 1e-6.
     tolerance=1e-6,
 )
 
