@@ -120,20 +120,25 @@ def cross_entropy(logits, targets, out=None, version=3, block=256, lse=None):
     return pick(FAMILY, version)(logits, targets, out=out, block=block, lse=lse)
 
 
-def make_inputs(rng: np.random.Generator, size: tuple) -> tuple:
+def awkward_logits(rng: np.random.Generator, size: tuple, shift: float) -> tuple:
+    """Rows from nearly flat to sharp (logits of N(0, 1) to N(0, 30^2)), every
+    third row moved by `shift`; about 5% of classes masked to -inf, never a target
+    (its loss would be +inf); the first row's target is column 0, the last's V - 1."""
     N, V = size
-    # Rows from nearly flat to sharp (logits of N(0, 1) to N(0, 30^2)); every third
-    # row shifted by 1e4, where exp overflows unless the max is subtracted; about 5%
-    # of classes masked to -inf, never a target (its loss would be +inf).
     scale = rng.uniform(1, 30, (N, 1))
-    shift = np.where(np.arange(N) % 3 == 2, 1e4, 0.0)[:, None]  # (N, 1)
-    x = rng.standard_normal((N, V)) * scale + shift
+    x = rng.standard_normal((N, V)) * scale
+    x[2::3] += shift
     targets = rng.integers(0, V, N).astype(np.int32)
-    targets[0], targets[-1] = 0, V - 1  # the first and the last column
+    targets[0], targets[-1] = 0, V - 1
     masked = rng.random((N, V)) < 0.05
     masked[np.arange(N), targets] = False
     x[masked] = -np.inf
     return x.astype(np.float32), targets
+
+
+def make_inputs(rng: np.random.Generator, size: tuple) -> tuple:
+    # rows moved by 1e4, where exp overflows unless the max is subtracted
+    return awkward_logits(rng, size, shift=1e4)
 
 
 def typical_inputs(rng: np.random.Generator, size: tuple) -> tuple:
