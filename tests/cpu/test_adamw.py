@@ -248,3 +248,11 @@ def test_out_must_be_three_rows_of_the_inputs_kind():
         adamw(p, g, m, v, hyper, out=np.zeros((2, 8), np.float32))
     with pytest.raises(ValueError, match="same kind of array as the inputs"):
         adamw(p, g, m, v, hyper, out=to_device(np.zeros((3, 8), np.float32)))
+
+
+@with_kernels
+def test_no_parameters():
+    z, hyper = np.zeros(0, np.float32), hyper_parameters()
+    assert [a.shape for a in adamw(z, z, z, z, hyper)] == [(0,)] * 3
+    d = to_device(z)
+    assert [a.shape for a in adamw(d, d, d, d, to_device(hyper))] == [(0,)] * 3

@@ -40,6 +40,7 @@ from thousand.cuda import (
     check_block,
     check_no_overlap,
     check_shape,
+    empty,
     grid_stride_blocks,
     is_device_array,
     launch,
@@ -114,6 +115,8 @@ def _out_rows(out, n: int) -> list:
     check_shape(OP, "out", out, (3, n))
     if isinstance(out, np.ndarray):
         return [out[0], out[1], out[2]]
+    if not n:  # nothing to view (the CPU backend's reshape refuses empty views)
+        return [empty((0,), np.float32) for _ in range(3)]
     flat = out.reshape(3 * n)  # device arrays: rows as slices of the flat array
     return [flat[k * n : (k + 1) * n] for k in range(3)]
 
