@@ -77,9 +77,9 @@ __device__ __forceinline__ void forward(const float* q, const float* k, const fl
     constexpr int LD = D + PAD, LP = TILE + PAD;
     constexpr int TM = TILE / RS2, TN = TILE / 16, TO = D / 16;
     constexpr int KP = TILE * LD > TILE * LP ? TILE * LD : TILE * LP;
-    float* Qs = smem;     // (64, LD): this block's queries, for the whole kernel
+    float* Qs = smem;            // (64, LD): the block's queries, all along
     float* Ks = Qs + TILE * LD;  // (64, LD): a key tile; then P (64, LP) over it
-    float* Vs = Ks + KP;  // (64, LD): a value tile
+    float* Vs = Ks + KP;         // (64, LD): a value tile
     int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
     int tiles = (T + TILE - 1) / TILE;
     int b = blockIdx.x, q0 = (causal ? tiles - 1 - b : b) * TILE;

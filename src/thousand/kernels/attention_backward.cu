@@ -38,8 +38,8 @@ constexpr int TM = TILE / RS, TN = TILE / 16;
 // Per query row r of the tile at q0: D[r] = do_r . o_r, and lse[r] in base 2, into
 // shared memory. Four threads a row (256 threads, 64 rows), added by shuffles.
 __device__ __forceinline__ void row_terms(float* Ds, float* Ls, const float* o,
-                                          const float* dout, const float* lse,
-                                          int q0, int T, int d) {
+                                          const float* dout, const float* lse, int q0,
+                                          int T, int d) {
     int r = threadIdx.x / 4, quarter = threadIdx.x % 4;
     float sum = 0.0f;
     if (q0 + r < T) {
@@ -175,11 +175,10 @@ __device__ __forceinline__ void query_block(const float* q, const float* k,
 
 // --8<-- [start:attention-backward-v1]
 template <int D>
-__device__ __forceinline__ void backward(const float* q, const float* k,
-                                         const float* v, const float* o,
-                                         const float* dout, const float* lse,
-                                         float* grads, int H, int T, int d,
-                                         float scale, int causal, float* smem) {
+__device__ __forceinline__ void backward(const float* q, const float* k, const float* v,
+                                         const float* o, const float* dout,
+                                         const float* lse, float* grads, int H, int T,
+                                         int d, float scale, int causal, float* smem) {
     size_t head = ((size_t)blockIdx.z * H + blockIdx.y) * T;  // the head's row 0
     size_t rows = (size_t)gridDim.z * H * T, at = head * d;
     float* dq = grads + at;  // grads: dq, then dk, then dv, each (B, H, T, d)
@@ -189,8 +188,8 @@ __device__ __forceinline__ void backward(const float* q, const float* k,
     int tiles = (T + TILE - 1) / TILE;
     int b = blockIdx.x;
     if (b < tiles) {  // key blocks, the first (most work when causal) first
-        key_block<D>(q, k, v, o, dout, lse, dk, dv, b * TILE, T, d, scale,
-                     causal, smem);
+        key_block<D>(q, k, v, o, dout, lse, dk, dv, b * TILE, T, d, scale, causal,
+                     smem);
     } else {  // query blocks, the last (most work when causal) first
         int q0 = (2 * tiles - 1 - b) * TILE;
         query_block<D>(q, k, v, o, dout, lse, dq, q0, T, d, scale, causal, smem);

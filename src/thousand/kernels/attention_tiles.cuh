@@ -15,7 +15,7 @@
 // consecutive columns) of the right one, and each value a thread loads feeds TM or
 // TN multiply-adds instead of one.
 
-constexpr int PAD = 4;  // floats past D in every shared row
+constexpr int PAD = 4;    // floats past D in every shared row
 constexpr int TILE = 64;  // rows of q, k, v per tile: the kernels' Br = Bc = 64
 constexpr unsigned FULL = 0xffffffffu;
 
