@@ -123,7 +123,8 @@ def cross_entropy(logits, targets, out=None, version=3, block=256, lse=None):
 def awkward_logits(rng: np.random.Generator, size: tuple, shift: float) -> tuple:
     """Rows from nearly flat to sharp (logits of N(0, 1) to N(0, 30^2)), every
     third row moved by `shift`; about 5% of classes masked to -inf, never a target
-    (its loss would be +inf); the first row's target is column 0, the last's V - 1."""
+    (its loss would be +inf), and in the second row every class but the target
+    (loss 0); the first row's target is column 0, the last's V - 1."""
     N, V = size
     scale = rng.uniform(1, 30, (N, 1))
     x = rng.standard_normal((N, V)) * scale
@@ -133,6 +134,8 @@ def awkward_logits(rng: np.random.Generator, size: tuple, shift: float) -> tuple
     masked = rng.random((N, V)) < 0.05
     masked[np.arange(N), targets] = False
     x[masked] = -np.inf
+    if N > 1:
+        x[1, np.arange(V) != targets[1]] = -np.inf
     return x.astype(np.float32), targets
 
 
