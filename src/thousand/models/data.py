@@ -75,3 +75,42 @@ def as_images(X: np.ndarray, scale: int = 3, pad: int = 4) -> np.ndarray:
 
 
 # --8<-- [end:images]
+
+
+# --8<-- [start:reversal]
+SEP = 10  # the token between a sequence of digits and its reverse; digits are 0-9
+
+
+def reversal(rng: np.random.Generator, n: int, digits: int):
+    """n sequences "d1 ... dL SEP dL ... d1" of L = `digits` random digits, as a
+    language model reads them: the tokens in, `idx` (n, 2L) int32, and the next
+    token out, `targets` (n, 2L) int32; `weights` (n, 2L) is 1 where the target is
+    a digit of the answer (the positions from SEP on) and 0 on the prompt, whose
+    digits are random and cannot be predicted."""
+    prompt = rng.integers(0, 10, (n, digits), dtype=np.int32)
+    sep = np.full((n, 1), SEP, np.int32)
+    seq = np.concatenate([prompt, sep, prompt[:, ::-1]], axis=1)  # (n, 2L + 1)
+    weights = np.zeros((n, 2 * digits), np.float32)
+    weights[:, digits:] = 1.0  # target t is the answer's digit t - L + 1
+    return np.ascontiguousarray(seq[:, :-1]), np.ascontiguousarray(seq[:, 1:]), weights
+
+
+def reversal_split(digits: int, held_out: int = 1000):
+    """The held-out sequences (drawn from SPLIT_SEED, the same in every run) and a
+    function batch(rng, n) that draws training sequences, never a held-out one."""
+    test = reversal(np.random.default_rng(SPLIT_SEED), held_out, digits)
+    seen = {row.tobytes() for row in test[0][:, :digits]}
+
+    def batch(rng: np.random.Generator, n: int):
+        idx, targets, weights = reversal(rng, n, digits)
+        for i, row in enumerate(idx[:, :digits]):
+            while row.tobytes() in seen:  # one in 10^L / held_out draws: redraw it
+                row = rng.integers(0, 10, digits, dtype=np.int32)
+            idx[i, :digits], idx[i, digits + 1 :] = row, row[::-1][:-1]
+            targets[i, : digits - 1], targets[i, digits:] = row[1:], row[::-1]
+        return idx, targets, weights
+
+    return test, batch
+
+
+# --8<-- [end:reversal]
