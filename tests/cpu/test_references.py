@@ -84,8 +84,10 @@ def test_inputs_are_what_the_launchers_accept(family):
         for a in family.make_inputs(rng, size):
             if isinstance(a, bool):  # a flag (attention's `causal`)
                 continue
-            # float32, or int32 for indices (class targets, token ids)
-            assert a.dtype in (np.float32, np.int32) and a.flags.c_contiguous
+            # float32, int32 for indices (class targets, token ids), bfloat16 for
+            # the tensor-core rungs
+            assert a.dtype.name in ("float32", "int32", "bfloat16"), a.dtype
+            assert a.flags.c_contiguous
 
 
 @pytest.mark.parametrize("family", all_families(), ids=lambda f: f.name)

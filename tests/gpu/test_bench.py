@@ -13,6 +13,7 @@ from thousand.bench.baselines import (
     BASELINE_FAMILY,
     NUMPY,
     PYCUDA_BASELINES,
+    as_torch,
     pycuda_ops,
     torch_ops,
 )
@@ -81,10 +82,7 @@ def test_torch_baseline(benchmark, name):
     family = BY_NAME[BASELINE_FAMILY.get(name, name)]
     driver()  # share the primary context: events see torch's kernels on stream 0
     host = family.timed_inputs(np.random.default_rng(0), family.bench_size)
-    # arrays to the GPU; a flag (attention's `causal`, a bool) as it is
-    d_in = [
-        torch.from_numpy(a).cuda() if isinstance(a, np.ndarray) else a for a in host
-    ]
+    d_in = [as_torch(a) for a in host]
     run = ops[name](*d_in)
     samples = time_ms(run, repeat=REPEAT)
     _record(

@@ -519,6 +519,12 @@ def _numpy_attention(q, k, v, causal):
     return run
 
 
+def _numpy_attention_bf16(q, k, v, causal):
+    """NumPy has no bfloat16 arithmetic: the float32 baseline on the same values,
+    widened once, untimed."""
+    return _numpy_attention(*(a.astype(np.float32) for a in (q, k, v)), causal)
+
+
 def _numpy_attention_backward(q, k, v, o, do, lse, causal):
     """P from the scores and lse, then dV, dP, dS, dQ, dK one batch at a time,
     packed (3, B, H, T, d) as the kernel packs them."""
@@ -558,6 +564,7 @@ NUMPY = {
         lambda y: tuple(y.shape[i] for i in (1, 3, 0, 2, 4)),
     ),
     "attention": _numpy_attention,
+    "attention_bf16": _numpy_attention_bf16,
     "attention_backward": _numpy_attention_backward,
     "gelu": _numpy_gelu,
     "gelu_backward": _numpy_gelu_backward,
@@ -631,6 +638,19 @@ NUMPY = {
         lambda dy: (dy.shape[0], 2 * dy.shape[1], 2 * dy.shape[2], dy.shape[3]),
     ),
 }
+
+
+def as_torch(a):
+    """A host input on the GPU as a tensor; a flag (attention's `causal`) as it is.
+    torch.from_numpy knows no ml_dtypes bfloat16: its bits go over as int16 and are
+    viewed as torch.bfloat16, the same 2-byte format."""
+    import torch
+
+    if not isinstance(a, np.ndarray):
+        return a
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).cuda().view(torch.bfloat16)
+    return torch.from_numpy(a).cuda()
 
 
 def torch_ops():
@@ -844,6 +864,7 @@ def torch_ops():
         "split_heads": lambda x: lambda: x.permute(2, 0, 3, 1, 4).contiguous(),
         "merge_heads": lambda y: lambda: y.permute(1, 3, 0, 2, 4).contiguous(),
         "attention": attention,
+        "attention_bf16": attention,  # the same call on bf16 tensors: flash kernels
         "attention_backward": attention_backward,
         "gelu": gelu,
         "gelu_backward": gelu_backward,
