@@ -1,5 +1,5 @@
 """B12: the attention memory wall, in bytes. The same causal attention as
-b12-attention-time (B = 4, 32 heads, d = 128, T = 512 .. 16,384): how much device
+b12-attention-time (B = 4, 32 heads, d = 128, T = 512 .. 32,768): how much device
 memory each way needs beyond its inputs q, k, v and its output o.
 
 Our kernels keep what they allocate (the unfused rung's score buffer, the lse
@@ -65,23 +65,21 @@ def run(quick: bool) -> dict:
         b, h, d, lengths = B, H, D, LENGTHS
     series = {name: [] for name in SERIES}
     for T in lengths:
-        host, dev = inputs(T, b, h, d)
-        found = ways(host, dev)
+        found = ways(inputs(T, b, h, d))
         for name in SERIES:
             gib = None
             if name in found and not on_cpu():
                 try:
                     if name in (TORCH32, TORCH16):
                         item = 4 if name == TORCH32 else 2
-                        used = _torch_bytes(found[name], item * b * h * T * d)
+                        used = _torch_bytes(found[name](), item * b * h * T * d)
                     else:
-                        used = _ours_bytes(found[name])
+                        used = _ours_bytes(found[name]())
                     gib = used / GIB
                 except MemoryError:  # the unfused rung's scores do not fit
                     gib = None
+                release()
             series[name].append(gib)
-        del found, dev
-        release()
     if on_cpu():  # nothing measured: say what the scores would take instead
         series[NAIVE] = [b * h * T * T * 4 / GIB for T in lengths]
     i = lengths.index(4096) if 4096 in lengths else len(lengths) - 1

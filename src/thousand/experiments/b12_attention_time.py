@@ -1,12 +1,13 @@
 """B12: the attention memory wall, in time. Causal self-attention, B = 4 sequences
-of 32 heads of d = 128, for T = 512 .. 16,384: the unfused float32 rung (every
+of 32 heads of d = 128, for T = 512 .. 32,768: the unfused float32 rung (every
 head's T x T scores in device memory), the fused float32 rung, PyTorch's
 scaled_dot_product_attention in float32, the fused bf16 rung on tensor cores and
 PyTorch's in bf16. All five compute the same thing on the same inputs (the bf16
 pair on those inputs rounded to bf16); each time is a CUDA-event median.
 
-Where the unfused rung's scores do not fit in device memory it raises MemoryError
-and its point is missing: that is the wall the page talks about. b12-attention-memory
+Each way runs with only its own q, k, v and o on the device. Where the unfused
+rung's scores do not fit beside them it raises MemoryError and its point is
+missing: that is the wall the page talks about. b12-attention-memory
 measures the bytes.
 """
 
@@ -21,7 +22,7 @@ from thousand.kernels.attention import attention
 from thousand.kernels.attention_bf16 import BF16, attention_bf16
 
 B, H, D = 4, 32, 128
-LENGTHS = [512, 1024, 2048, 4096, 8192, 16384]
+LENGTHS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
 QUICK = dict(B=1, H=2, D=16, lengths=[16, 32])  # the CPU backend: float32 rungs only
 CAUSAL = True  # what a GPT runs
 
@@ -33,51 +34,50 @@ TORCH16 = "PyTorch SDPA bf16"
 SERIES = (NAIVE, FUSED, TORCH32, FUSED16, TORCH16)
 
 
-def inputs(T: int, b: int, h: int, d: int):
-    """q, k, v as float32 device arrays, and as host arrays for the bf16 copies."""
+def inputs(T: int, b: int, h: int, d: int) -> list:
+    """q, k, v on the host, float32 (each way copies them to the device itself)."""
     rng = np.random.default_rng(T)
-    host = [rng.standard_normal((b, h, T, d), dtype=np.float32) for _ in range(3)]
-    return host, [to_device(a) for a in host]
+    return [rng.standard_normal((b, h, T, d), dtype=np.float32) for _ in range(3)]
 
 
-def torch_tensors(host, dtype):
-    """The same values as CUDA tensors (bf16: rounded as ml_dtypes rounds), or
-    None when PyTorch with CUDA is not here."""
+def torch_here() -> bool:
     try:
         import torch
     except ImportError:
-        return None
-    if not torch.cuda.is_available() or on_cpu():
-        return None
-    from thousand.bench.baselines import as_torch
-
-    if dtype == "bf16":
-        return [as_torch(a.astype(BF16)) for a in host]
-    return [as_torch(a) for a in host]
+        return False
+    return torch.cuda.is_available() and not on_cpu()
 
 
-def sdpa(tensors):
+def _ours(host, dtype, version, fn):
+    """A call of one of our rungs on its own device copies of q, k, v and o."""
+    dev = [to_device(a.astype(dtype)) for a in host]
+    out = to_device(np.empty(host[0].shape, dtype))
+    return lambda: fn(*dev, CAUSAL, out=out, version=version)
+
+
+def _sdpa(host, bf16: bool):
     import torch
 
+    from thousand.bench.baselines import as_torch
+
+    t = [as_torch(a.astype(BF16) if bf16 else a) for a in host]
     return lambda: torch.nn.functional.scaled_dot_product_attention(
-        *tensors, is_causal=CAUSAL
+        *t, is_causal=CAUSAL
     )
 
 
-def ways(host, dev):
-    """name -> a no-argument call, for each way this machine can run."""
-    out = to_device(np.empty_like(host[0]))
+def ways(host) -> dict:
+    """name -> a builder that puts that way's inputs on the device and returns a
+    no-argument call. One way's arrays at a time: the unfused rung meets the wall
+    with only its own q, k, v and o beside the scores."""
     found = {
-        NAIVE: lambda: attention(*dev, CAUSAL, out=out, version=1),
-        FUSED: lambda: attention(*dev, CAUSAL, out=out, version=2),
+        NAIVE: lambda: _ours(host, np.float32, 1, attention),
+        FUSED: lambda: _ours(host, np.float32, 2, attention),
     }
-    t32 = torch_tensors(host, "f32")
-    if t32 is not None:
-        found[TORCH32] = sdpa(t32)
-        d16 = [to_device(a.astype(BF16)) for a in host]
-        o16 = to_device(np.empty(host[0].shape, BF16))
-        found[FUSED16] = lambda: attention_bf16(*d16, CAUSAL, out=o16, version=2)
-        found[TORCH16] = sdpa(torch_tensors(host, "bf16"))
+    if torch_here():
+        found[TORCH32] = lambda: _sdpa(host, bf16=False)
+        found[FUSED16] = lambda: _ours(host, BF16, 2, attention_bf16)
+        found[TORCH16] = lambda: _sdpa(host, bf16=True)
     return found
 
 
@@ -99,20 +99,18 @@ def run(quick: bool) -> dict:
     lengths = QUICK["lengths"] if quick else LENGTHS
     series = {name: [] for name in SERIES}
     for T in lengths:
-        host, dev = inputs(T, b, h, d)
-        found = ways(host, dev)
+        found = ways(inputs(T, b, h, d))
         for name in SERIES:
             ms = None
             if name in found:
                 try:
-                    ms = median(
-                        time_ms(found[name], warmup=1, repeat=3 if quick else 5)
-                    )
+                    call = found[name]()
+                    ms = median(time_ms(call, warmup=1, repeat=3 if quick else 5))
                 except MemoryError:  # the scores do not fit: the wall
                     ms = None
+                call = None  # its device arrays go before the next way's come
+                release()
             series[name].append(ms)
-        del found, dev
-        release()
     i = lengths.index(4096) if 4096 in lengths else len(lengths) - 1
     ran = [T for T, ms in zip(lengths, series[NAIVE], strict=True) if ms is not None]
 

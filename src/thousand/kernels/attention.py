@@ -215,8 +215,9 @@ def attention_v1(q, k, v, causal, out=None, block=256, lse=None):
     stage, (dq, dk, dv), d_out, _, (B, H, T, d) = _stage(q, k, v, causal, out, None)
     heads = B * H
     if heads and T:
-        s, stride = _scores(heads, T)
+        # k^T first: it is small, and the scores' check then sees what is left
         kt = scratch(OP, "k transposed", (heads, d, T))
+        s, stride = _scores(heads, T)
         qs, ks, vs, os_ = (list(_heads(a, heads, T, d)) for a in (dq, dk, dv, d_out))
         kts, ss = list(_heads(kt, heads, d, T)), list(_heads(s, heads, T, T, stride))
         for h in range(heads):
