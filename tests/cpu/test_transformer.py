@@ -10,18 +10,27 @@ PyTorch's oneDNN or cuBLAS matmuls and fused attention against ours):
 - gradients: each parameter's error relative to its own largest gradient (layer
   norm gains get gradients 100 x smaller than the head's); measured at most 5e-7.
   1e-5 on the CPU leaves 20 x, for other seeds and sizes.
-- parameters after AdamW steps: an element whose gradient is near eps (1e-8) or
-  changes sign between the two by a rounding moves by a different fraction of lr
-  (Adam divides by sqrt(v)), so the bound is in units of lr per step: measured
-  0.0015 lr per step; 0.01 lr per step is still far below what a wrong moment,
-  bias correction or decay makes (a whole lr).
+- parameters after AdamW steps, in units of lr per step. Adam divides by
+  sqrt(v) + eps, so an element whose gradient is within a few hundred eps (1e-8)
+  of 0 takes a step that a rounding of 1e-9 in its gradient changes by a
+  noticeable fraction of lr: the largest error measured 0.001 lr a step (0.03 lr
+  on a 128-wide model, wpe's rows at rarely-varied positions). All elements stay
+  within 0.25 lr a step (a wrong moment or bias correction is a whole lr or
+  more), and 99% within 1e-3 lr a step (measured 2e-6, and 9e-5 at the GPU
+  layer's 128-wide model).
 """
 
 import numpy as np
 import pytest
 
 from thousand.models.data import SEP, reversal, reversal_split
-from thousand.models.transformer import Config, Trainer, exact_match, init
+from thousand.models.transformer import (
+    Config,
+    Trainer,
+    attention_maps,
+    exact_match,
+    init,
+)
 
 torch = pytest.importorskip("torch")
 from thousand.models import transformer_twin as twin  # noqa: E402  (needs torch)
@@ -68,19 +77,29 @@ def test_forward_and_every_gradient_match_the_twin(
 
 
 def test_adamw_steps_agree_with_the_twin(
-    cfg=TINY, batch=4, steps=3, device="cpu", tol=0.01, seed=0
+    cfg=TINY, batch=4, steps=3, device="cpu", seed=0, share=1e-3
 ):
+    """Weight decay 1 (not 0.1) so that decay moves each matrix element by about
+    0.02 lr a step, far above the bound on most elements: decay on the wrong
+    group, or none, shows; so does a wrong moment or bias correction (about lr)."""
     p = init(cfg, seed)
-    ours, ref = Trainer(cfg, p), twin.Trainer(cfg, p, device=device)
+    ours = Trainer(cfg, p, weight_decay=1.0)
+    ref = twin.Trainer(cfg, p, device=device, weight_decay=1.0)
     rng = np.random.default_rng(seed + 2)
     for step in range(1, steps + 1):
         data = reversal(rng, batch, cfg.block_size // 2)
         loss, ref_loss = ours.read(ours.step(data, LR)), ref.read(ref.step(data, LR))
         assert rel(loss, ref_loss) <= 1e-5, f"step {step}: loss {loss} vs {ref_loss}"
         ref_params = ref.params()
-        for name, a in zip(ours.model.names, ours.model.params(), strict=True):
-            err = np.abs(a.get() - ref_params[name]).max()
-            assert err <= tol * LR * step, f"step {step}, {name}: {err:.2e}"
+        err = np.concatenate(
+            [
+                np.abs(a.get() - ref_params[name]).ravel()
+                for name, a in zip(ours.model.names, ours.model.params(), strict=True)
+            ]
+        ) / (LR * step)
+        assert err.max() <= 0.25, f"step {step}: an element {err.max():.3f} lr apart"
+        q99 = np.quantile(err, 0.99)
+        assert q99 <= share, f"step {step}: 1% of elements {q99:.2e} lr apart"
     assert ours.opt.t == steps
 
 
@@ -159,3 +178,38 @@ def test_init_has_gpt2s_scales_and_the_twins_names():
     assert (p["h3.ln2.g"] == 1).all() and (p["head.b"] == 0).all()
     names = list(twin.named(twin.GPT(cfg)))
     assert names == list(p)
+
+
+def test_attention_maps_are_causal_distributions_from_the_kernels_lse():
+    """Rows rebuilt from q, k and the fused kernel's lse sum to 1 only if the lse
+    is the log-sum-exp of those very scores; keys after the query get 0."""
+    ours = Trainer(TINY, init(TINY, 0))
+    idx, _, _ = reversal(np.random.default_rng(10), 2, DIGITS)
+    maps = attention_maps(ours, idx)  # (n_layer, B, H, T, T)
+    T = idx.shape[1]
+    assert maps.shape == (TINY.n_layer, 2, TINY.n_head, T, T)
+    assert np.abs(maps.sum(axis=-1) - 1).max() < 1e-5
+    assert (maps[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] == 0).all()
+    assert maps[..., 0, 0].min() == pytest.approx(1.0)  # the first query sees itself
+
+
+def test_training_script_runs_the_kernels_and_the_twin_alike(capsys):
+    from thousand.models import train
+
+    assert train.main(["transformer", "--quick", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "reversal of 4 digits" in out and "seed 2" in out
+    assert "step    6  training loss" in out and "step    9" not in out
+    assert "time per step ratio CPU emulation / PyTorch (CPU)" in out
+    assert "each time above is a CPU emulation" in out
+
+
+@pytest.mark.parametrize(
+    "argv", [["transformer", "--epochs", "3"], ["mlp", "--steps", "3"]]
+)
+def test_steps_and_epochs_belong_to_their_models(argv, capsys):
+    from thousand.models import train
+
+    with pytest.raises(SystemExit):
+        train.main(argv)
+    assert "trains for --" in capsys.readouterr().err

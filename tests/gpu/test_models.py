@@ -59,9 +59,10 @@ def test_hopfield_and_rbm():
 
 def test_transformer_agrees_with_its_pytorch_twin():
     """A14 at four heads of 32, 64 tokens (a whole attention tile), two blocks;
-    the twin on the GPU too when PyTorch has CUDA (TF32 off in both). The bounds
-    are ten times the CPU layer's: longer sums (C = 128, T = 64), and cuBLAS and
-    PyTorch's fused attention add in their own orders."""
+    the twin on the GPU too when PyTorch has CUDA (TF32 off in both). The loss,
+    logits and gradient bound is ten times the CPU layer's (the CPU backend met
+    1e-5 at this size): cuBLAS and PyTorch's fused attention add in orders of
+    their own. The AdamW steps keep the CPU layer's bounds (in units of lr)."""
     torch = pytest.importorskip("torch")
     from tests.cpu import test_transformer as TR
 
@@ -69,6 +70,6 @@ def test_transformer_agrees_with_its_pytorch_twin():
     device = "cuda" if torch.cuda.is_available() else "cpu"
     cfg = TR.Config(vocab=11, block_size=64, n_layer=2, n_head=4, n_embd=128)
     TR.test_forward_and_every_gradient_match_the_twin(cfg, 16, device, tol=1e-4)
-    TR.test_adamw_steps_agree_with_the_twin(cfg, 16, 5, device, tol=0.02)
+    TR.test_adamw_steps_agree_with_the_twin(cfg, 16, 5, device)
     TR.test_a_fixed_batch_is_learned()
     TR.test_the_loss_is_the_weighted_mean_over_the_answer()

@@ -52,6 +52,28 @@ class Config:
     n_embd: int  # C; each head has C / n_head of it
 
 
+# Reversing 10 digits (data.reversal): 20 tokens in, 11 kinds (0-9 and SEP).
+TASK = {
+    "digits": 10,
+    "config": Config(vocab=11, block_size=20, n_layer=2, n_head=4, n_embd=128),
+    "batch": 64,
+    "steps": 300,  # every held-out sequence is right after about 50 (the twin, CPU)
+    "lr": 1e-3,
+    "every": 10,  # steps between two points of the curve
+    "held_out": 1000,  # sequences
+}
+# A run that only shows the code works, for the CPU backend (it learns little)
+QUICK = {
+    "digits": 4,
+    "config": Config(vocab=11, block_size=8, n_layer=1, n_head=2, n_embd=32),
+    "batch": 8,
+    "steps": 6,
+    "lr": 1e-3,
+    "every": 3,
+    "held_out": 32,
+}
+
+
 def init(cfg: Config, seed: int) -> dict[str, np.ndarray]:
     """GPT-2's initialisation: weights N(0, 0.02^2), and 0.02 / sqrt(2 n_layer) for
     the two projections that add into the residual stream (so its variance does
@@ -384,6 +406,22 @@ class Trainer:
 # --8<-- [end:train]
 
 
+def attention_maps(trainer, idx: np.ndarray) -> np.ndarray:
+    """(n_layer, B, H, T, T): the attention weights each head gave on the
+    sequences idx (B, T), rebuilt on the host from q, k and the lse the fused
+    kernel kept (it never writes the weights): P = exp(q k^T / sqrt(d) - lse)
+    below the diagonal, 0 above. For pictures, not for training."""
+    trainer.predict(idx)
+    maps = []
+    for block in trainer.model.blocks:
+        a = block.attn
+        q, k, lse = (x.get().astype(np.float64) for x in (a.q, a.k, a.lse))
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (B, H, T, T)
+        causal = np.tril(np.ones(s.shape[-2:], bool))
+        maps.append(np.where(causal, np.exp(s - lse[..., None]), 0.0))
+    return np.array(maps)
+
+
 def exact_match(trainer, test) -> float:
     """The share of held-out sequences (idx, targets, weights) whose every scored
     position is right. Where each answer token is right given the true tokens
@@ -405,9 +443,10 @@ def fit(trainer, batch_of, *, steps, lr, test=None, every=50, log=None):
         if i % every == 0 or i == steps:
             trainer.sync()
             seconds += time.perf_counter() - start
-            if log is not None:
+            if log is not None:  # the loss first: evaluating writes over it
+                value = trainer.read(loss)
                 acc = None if test is None else exact_match(trainer, test)
-                log(i, trainer.read(loss), acc)
+                log(i, value, acc)
             start = time.perf_counter()
     return seconds
 
