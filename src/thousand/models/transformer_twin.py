@@ -112,7 +112,7 @@ class Trainer:
             {"params": [t for t in ts if t.dim() == 2], "weight_decay": weight_decay},
             {"params": [t for t in ts if t.dim() < 2], "weight_decay": 0.0},
         ]
-        self.opt = torch.optim.AdamW(groups, betas=betas, eps=eps, foreach=False)
+        self.opt = torch.optim.AdamW(groups, betas=betas, eps=eps)  # its default path
 
     def tensors(self, batch):
         idx, targets, weights = batch
