@@ -117,8 +117,13 @@ class Trainer:
     def tensors(self, batch):
         idx, targets, weights = batch
         w = weights / weights.sum(dtype=np.float64)
-        to = lambda a, dtype: torch.from_numpy(np.asarray(a)).to(self.device, dtype)  # noqa: E731
-        return to(idx, torch.long), to(targets, torch.long), to(w, torch.float32)
+        idx, targets, w = (torch.from_numpy(np.asarray(a)) for a in (idx, targets, w))
+        dev = self.device
+        return (
+            idx.to(dev, torch.long),
+            targets.to(dev, torch.long),
+            w.to(dev, torch.float32),
+        )
 
     def loss(self, batch):
         """Forward and backward: the loss and logits; every .grad set."""
