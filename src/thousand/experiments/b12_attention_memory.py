@@ -1,5 +1,5 @@
 """B12: the attention memory wall, in bytes. The same causal attention as
-b12-attention-time (B = 4, 32 heads, d = 128, T = 512 .. 32,768): how much device
+b12-attention-time (B = 4, 32 heads, d = 128, T = 512 .. 16,384): how much device
 memory each way needs beyond its inputs q, k, v and its output o.
 
 Our kernels keep what they allocate (the unfused rung's score buffer, the lse
