@@ -109,13 +109,22 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
                 ax.bar(pos, ys, width=width, label=n, color=COLORS[j % len(COLORS)])
             ax.set_xticks(range(len(xs)), [str(x) for x in xs], fontsize=8)
         else:
+            log_y = result["y"].get("log")
             for j, (n, ys) in enumerate(result["series"].items()):
                 pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None]
+                # a log axis has no place for 0 (a measured "nothing extra"): such
+                # points are left out and the legend says so; the table has them
+                zero = log_y and any(y <= 0 for _, y in pts)
+                pts = [(x, y) for x, y in pts if not (log_y and y <= 0)]
+                label = f"{n} (0 not drawn)" if zero else n
+                if not pts:  # nothing to draw: the legend still names it
+                    ax.plot([], [], "o-", label=label, color=COLORS[j % len(COLORS)])
+                    continue
                 ax.plot(
                     *zip(*pts, strict=True),
                     "o-",
                     ms=3,
-                    label=n,
+                    label=label,
                     color=COLORS[j % len(COLORS)],
                 )
             if result["x"].get("log"):
