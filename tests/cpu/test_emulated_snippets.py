@@ -30,6 +30,10 @@ DEVICE_SPECIFIC = {
     "b8_pitfalls": "prints SASS and ptxas's report from the GPU machine's nvcc",
     "a4_train_mlp": "prints training times; on the CPU backend it trains 2 epochs",
     "a6_train_lenet": "prints training times; on the CPU backend 2 short epochs",
+    "a14_train_transformer": "prints training times; on the CPU backend a few steps "
+    "of a tiny model",
+    "b12_attention": "smaller shapes on the CPU backend, and no bf16 rung (tensor "
+    "cores)",
     "a5_rbm": "CD-1 samples: a rounding apart flips a sample, and the run drifts; "
     "3 epochs on the CPU backend",
 }
