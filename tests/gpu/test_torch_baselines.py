@@ -30,8 +30,18 @@ def _grads(dq, dk, dv):
 
 
 # PyTorch's result -> our layout
+def _packed_rows(grads):
+    """(dx, dgamma, dbeta) from native_layer_norm_backward, packed (rows + 2, C)
+    as layer_norm_backward writes them."""
+    import torch
+
+    dx, dgamma, dbeta = grads
+    return torch.cat([dx, dgamma[None], dbeta[None]])
+
+
 OURS = {
     "attention_bf16": lambda t: t,
+    "layer_norm_backward": _packed_rows,
     "split_heads": lambda t: t,
     "merge_heads": lambda t: t,
     "conv2d": lambda t: t.permute(0, 2, 3, 1),  # NCHW view -> NHWC

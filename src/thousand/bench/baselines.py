@@ -811,7 +811,7 @@ def torch_ops():
         beta = torch.zeros_like(gamma)
         m, r = mean[:, None], rstd[:, None]  # (rows, 1), as native_layer_norm keeps
         args = (dy, x, [x.shape[1]], m, r, gamma, beta, [True, True, True])
-        return lambda: torch.ops.aten.native_layer_norm_backward(*args)[0]
+        return lambda: torch.ops.aten.native_layer_norm_backward(*args)
 
     # GPT-2's layers: the plain calls, as for layer norm (the caching allocator
     # serves their outputs). Token ids arrive as int32, as our kernels take them;
