@@ -89,6 +89,21 @@ TEXT = {
             "best tensor-core GEMM vs cuBLAS with TF32 on, 4096^3": (
                 "最好的张量核心 GEMM 与 cuBLAS（TF32）之比（4096<sup>3</sup>）"
             ),
+            "best softmax vs the copy kernel, float32, 32,768 x 4,096": (
+                "最好的 softmax 与复制核函数的带宽之比（float32，32,768 × 4,096）"
+            ),
+            "best softmax vs torch.softmax, float32, 32,768 x 4,096": (
+                "最好的 softmax 与 torch.softmax 的速度之比（float32，32,768 × 4,096）"
+            ),
+            "best layer norm forward vs torch layer_norm, float32, 32,768 x 4,096": (
+                "最好的层归一化前向与 torch 的 layer_norm 的速度之比（float32，"
+                "32,768 × 4,096）"
+            ),
+            "best fused attention vs scaled_dot_product_attention, bf16, B=4, H=32, "
+            "T=4,096, d=128, not causal": (
+                "最好的融合注意力与 scaled_dot_product_attention 的速度之比（bf16，"
+                "B=4，H=32，T=4,096，d=128，非因果）"
+            ),
         },
         "ladder_alt": "{family} 每一级的速率，与库函数基线对比",
         "torch_note": "“占 PyTorch”一栏：PyTorch 做同一运算所用时间与本核函数之比，"
@@ -299,6 +314,50 @@ TEXT = {
             ),
             "one thread per unit: on when its uniform falls below its probability": (
                 "每个线程负责一个单元：均匀随机数小于其概率时取 1"
+            ),
+            # B12: softmax, layer norm, attention
+            "three passes, one block per row: max, sum of exp, normalise": (
+                "每行一个线程块，三遍：最大值、指数和、归一化"
+            ),
+            "online softmax: max and sum in one pass, rescaled as the max grows": (
+                "在线 softmax：一遍同时求最大值和指数和，最大值变大时重新缩放"
+            ),
+            "one warp per row: shuffles only, no shared memory, no barrier": (
+                "每行一个线程束：只用洗牌，不用共享内存，没有屏障"
+            ),
+            "the row in registers: one read, one write, a copy's traffic": (
+                "整行放进寄存器：读一遍、写一遍，访存量和复制一样"
+            ),
+            "one block per row, two passes: the mean, then squared deviations": (
+                "每行一个线程块，两遍：先求均值，再求偏差的平方和"
+            ),
+            "one pass with the sum of squares: E[x^2] - E[x]^2 cancels": (
+                "一遍求和与平方和：E[x²] − E[x]² 会相互抵消"
+            ),
+            "one pass, Welford + Chan; float4 loads, the row kept in registers": (
+                "一遍，Welford 加 Chan 的合并；float4 读取，整行留在寄存器里"
+            ),
+            "two exact passes over the row held in registers: no per-element divide": (
+                "在寄存器里的整行上精确地走两遍：每个元素不再做除法"
+            ),
+            "dx per row; dgamma, dbeta as per-block partials, then column sums": (
+                "dx 按行算；dgamma、dbeta 先按线程块求部分和，再按列求和"
+            ),
+            "unfused: the T x T scores of every head in DRAM, six passes over them": (
+                "未融合：每个头 T × T 的分数矩阵放在显存里，来回六遍"
+            ),
+            "fused FlashAttention: q on chip, k and v streamed, online softmax": (
+                "融合的 FlashAttention：q 留在片上，k、v 流式读入，在线 softmax"
+            ),
+            "fused backward: P recomputed per tile; key and query blocks, no atomics": (
+                "融合的反向：逐块重算 P；键块与查询块分工，不用原子操作"
+            ),
+            "FlashAttention-2 on tensor cores: mma.sync, ldmatrix, "
+            "P kept in registers": (
+                "张量核心上的 FlashAttention-2：mma.sync、ldmatrix，P 留在寄存器里"
+            ),
+            "32 queries a warp: each fragment read from shared memory feeds two mma": (
+                "每个线程束 32 个查询：从共享内存读出的每个片段喂两次 mma"
             ),
         },
     },
