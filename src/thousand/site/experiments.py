@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 
 from thousand.experiments import Experiment, lane_totals
 
@@ -136,7 +137,10 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
         ax.grid(True, which="major", alpha=0.3)
         if len(result["series"]) > 1 or result["kind"] == "lines":
             ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
+    # beside pictures the chart has three fifths of the width: a long title wraps
+    # rather than run over the pictures' own title
+    beside = result.get("kind") != "timeline" and result.get("images")
+    ax.set_title(textwrap.fill(title, 64) if beside else title, fontsize=10)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
@@ -156,7 +160,7 @@ def _draw_images(fig, spec, images: dict) -> None:
     frame = fig.add_subplot(spec, frameon=False)  # holds the title, centred
     frame.set_xticks([])
     frame.set_yticks([])
-    frame.set_title(images["label"], fontsize=9)
+    frame.set_title(textwrap.fill(images["label"], 50), fontsize=9)
     grid = spec.subgridspec(rows, cols, wspace=0.08, hspace=0.08)
     scale = max(float(np.abs(p).max()) for p in pictures) or 1.0
     for k, picture in enumerate(pictures):
