@@ -92,10 +92,14 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
         handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kinds]
         ax.legend(handles, kinds, fontsize=8, loc="upper right", ncol=len(kinds))
     else:
-        images = result.get("images")  # optional: pictures beside the chart
-        fig = plt.figure(figsize=(11 if images else 7, 4.2), dpi=100)
+        # optional pictures go below the chart, not beside it: the figure keeps
+        # the chart's width, so on a phone neither is shrunk to half of it
+        images = result.get("images")
+        # square pictures across the figure's 7 inches, plus a line for their title
+        below = 7 * _picture_rows(images) / _picture_cols(images) + 0.5 if images else 0
+        fig = plt.figure(figsize=(7, 4.2 + below), dpi=100)
         outer = fig.add_gridspec(
-            1, 2 if images else 1, width_ratios=[3, 2][: 1 + bool(images)]
+            2 if images else 1, 1, height_ratios=[4.2, below][: 1 + bool(images)]
         )
         ax = fig.add_subplot(outer[0])
         if images:
@@ -137,15 +141,22 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
         ax.grid(True, which="major", alpha=0.3)
         if len(result["series"]) > 1 or result["kind"] == "lines":
             ax.legend(fontsize=8)
-    # beside pictures the chart has three fifths of the width: a long title wraps
-    # rather than run over the pictures' own title
-    beside = result.get("kind") != "timeline" and result.get("images")
-    ax.set_title(textwrap.fill(title, 64) if beside else title, fontsize=10)
+    ax.set_title(textwrap.fill(title, 80), fontsize=10)  # long titles wrap, not clip
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     return buf.getvalue()
+
+
+def _picture_cols(images: dict) -> int:
+    """Pictures in a row under the chart: about twice as many columns as rows (8
+    pictures: 2 rows of 4, 16: 3 of 6)."""
+    return math.ceil(math.sqrt(2 * len(images["values"])))
+
+
+def _picture_rows(images: dict) -> int:
+    return math.ceil(len(images["values"]) / _picture_cols(images))
 
 
 def _draw_images(fig, spec, images: dict) -> None:
@@ -155,12 +166,12 @@ def _draw_images(fig, spec, images: dict) -> None:
     import numpy as np
 
     pictures = [np.reshape(v, images["shape"]) for v in images["values"]]
-    cols = math.ceil(math.sqrt(len(pictures)))
-    rows = math.ceil(len(pictures) / cols)
+    cols = _picture_cols(images)
+    rows = _picture_rows(images)
     frame = fig.add_subplot(spec, frameon=False)  # holds the title, centred
     frame.set_xticks([])
     frame.set_yticks([])
-    frame.set_title(textwrap.fill(images["label"], 50), fontsize=9)
+    frame.set_title(textwrap.fill(images["label"], 90), fontsize=9)
     grid = spec.subgridspec(rows, cols, wspace=0.08, hspace=0.08)
     scale = max(float(np.abs(p).max()) for p in pictures) or 1.0
     for k, picture in enumerate(pictures):
