@@ -294,3 +294,16 @@ def test_a_ledger_that_is_not_json_is_named(tmp_path):
 def test_no_ledger_at_all_is_an_error():
     with pytest.raises(B.LedgerError, match="no ledger in .*thousand.bench"):
         B.load_all([])
+
+
+@pytest.mark.parametrize(
+    "kept,shown", [("256", "256"), ("(256,)", "256"), ("(32, 8)", "32 × 8")]
+)
+def test_a_block_shape_reads_as_written_not_as_a_python_tuple(kept, shown):
+    assert render._block_text(kept) == shown
+
+
+def test_chart_sizes_are_powers_of_two_where_tables_say_so():
+    assert render._power_of_two_tex(2**28) == "$2^{28}$"
+    assert render._power_of_two_tex(4096) == "4096"  # small sizes stay numbers
+    assert render._power_of_two_tex(50257) == "50257"

@@ -410,6 +410,27 @@ def _power_of_two(n: int) -> str:
     return str(n)
 
 
+def _power_of_two_tex(n: int) -> str:
+    """The same for a chart: matplotlib's mathtext, $2^{28}$."""
+    if n >= 2**16 and n & (n - 1) == 0:
+        return f"$2^{{{n.bit_length() - 1}}}$"
+    return str(n)
+
+
+def _block_text(b) -> str:
+    """A block shape as the ledger keeps it ("256", "(256,)", "(32, 8)") the way a
+    reader writes it: 256, 256, 32 × 8."""
+    import ast
+
+    try:
+        shape = ast.literal_eval(str(b))
+    except (ValueError, SyntaxError):
+        return str(b)
+    if isinstance(shape, tuple):
+        return " × ".join(map(str, shape))
+    return str(shape)
+
+
 DASH = "–"  # a figure the ledger does not have: shown as missing, never made up
 
 
@@ -466,7 +487,7 @@ CELLS = {
     "size": lambda k, d, t: _get(
         k, "size", lambda s: " × ".join(map(_power_of_two, s))
     ),
-    "block": lambda k, d, t: _get(k, "block", lambda b: _escape(str(b))),
+    "block": lambda k, d, t: _get(k, "block", lambda b: _escape(_block_text(b))),
     "size_block": lambda k, d, t: (
         CELLS["size"](k, d, t) + "<br>" + CELLS["block"](k, d, t)
     ),
@@ -788,7 +809,8 @@ class Results:
             lines.append((value, name, style, color))
         for value, name, style, color in lines:
             ax.axvline(value, linestyle=style, color=color, label=name)
-        ax.set_xlabel(f"{unit} at size {' x '.join(map(str, rows[0]['size']))}")
+        size = " × ".join(map(_power_of_two_tex, rows[0]["size"]))
+        ax.set_xlabel(f"{unit} at size {size}")
         ax.set_title(
             f"{family}: {self.ledger['device']['name']}, {run['date']}", fontsize=10
         )
