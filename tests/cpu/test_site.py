@@ -189,6 +189,23 @@ def test_each_language_has_an_rss_feed_of_its_posts(site):
         assert "<language>" + lang in feed
 
 
+def test_the_tag_index_stays_out_of_search(site):
+    """It lists every post's title, so it matched nearly every query."""
+    for root in (site, site / "en"):
+        index = json.loads((root / "search/search_index.json").read_text())
+        assert not [d for d in index["docs"] if "blog/tags/" in d["location"]]
+
+
+def test_the_updated_feed_dates_posts_by_their_own_date(site):
+    """Not by the build time (the plugin's default without git dates)."""
+    for root in (site, site / "en"):
+        feed = (root / "feed_rss_updated.xml").read_text()
+        items = feed.split("<item>")[1:]
+        assert items
+        for item in items:
+            assert "00:00:00 +0800</pubDate>" in item, item[:200]
+
+
 def test_tag_index_archive_and_categories_exist(site):
     for root in (site, site / "en"):
         tags = (root / "blog" / "tags" / "index.html").read_text()
