@@ -189,6 +189,20 @@ def test_each_language_has_an_rss_feed_of_its_posts(site):
         assert "<language>" + lang in feed
 
 
+def test_every_post_names_its_point_and_ends_with_the_next(site):
+    """Under the title, the point and its track; at the end, the next point of the
+    track: a link when it is written (A6's next, A7, is not: A14 is named too)."""
+    for lang, root in (("zh", site), ("en", site / "en")):
+        for post in (DOCS[lang] / "blog" / "posts").glob("*.md"):
+            page = (root / "blog" / post.stem / "index.html").read_text()
+            point = re.search(r"^point: (\w+)$", post.read_text(), re.M).group(1)
+            assert 'class="tp-point">' in page and f"<strong>{point}</strong>" in page
+            assert 'class="tp-next">' in page, f"{lang}: {post.stem}"
+        lenet = (root / "blog" / "lenet-5" / "index.html").read_text()
+        end = lenet[lenet.index('class="tp-next">') :]
+        assert "A7" in end and 'href="../attention-transformer/"' in end
+
+
 def test_the_tag_index_stays_out_of_search(site):
     """It lists every post's title, so it matched nearly every query."""
     for root in (site, site / "en"):

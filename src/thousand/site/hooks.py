@@ -33,6 +33,8 @@ def on_page_markdown(markdown, page, config, files):
     lang, uri = config.theme["language"], page.file.src_uri
     try:
         markdown = tracks.render_page(markdown, uri, lang, Path(config.docs_dir))
+        point = page.meta.get("point") if uri_is_post(uri) else None
+        markdown = tracks.post_links(markdown, point, uri, lang, Path(config.docs_dir))
         markdown = access.render_page(markdown, uri, lang)
         markdown = benchmarks.render_page(markdown, uri, lang)
         markdown = glossary.render_page(markdown, lang)

@@ -28,12 +28,21 @@ TEXT = {
     "zh": {
         "progress": "已写成 {done} / {total} 个知识点。",
         "unwritten": "尚未写成",
+        "point": "知识点",
+        "next": "下一个知识点",
+        "next_written": "这条路线上下一篇已写成的",
+        "last": "这是这条路线的最后一个知识点。",
     },
     "en": {
         "progress": "{done} of {total} points written so far.",
         "unwritten": "not written yet",
+        "point": "Point",
+        "next": "Next point",
+        "next_written": "the next one written on this track",
+        "last": "This is the last point of its track.",
     },
 }
+TRACK_PAGES = {"A": "tracks/neural-networks.md", "B": "tracks/cuda.md"}
 
 
 class TrackError(ValueError):
@@ -101,3 +110,50 @@ def render_page(markdown: str, page_uri: str, lang: str, docs_dir: Path) -> str:
     return DIRECTIVE.sub(
         lambda m: render(m.group(1), lang, page_uri, docs_dir), markdown
     )
+
+
+def _track_of(point: str) -> tuple[str, int]:
+    for name, t in tracks().items():
+        for i, p in enumerate(t["points"]):
+            if p["id"] == point:
+                return name, i
+    raise TrackError(f"point {point!r} is not in {TRACKS_FILE.name}")
+
+
+def post_links(markdown: str, point, page_uri: str, lang: str, docs_dir: Path) -> str:
+    """A post names its point under its title (with its track, linked) and ends
+    with the next point: linked when written, else named, with the next written
+    one after it. Pages without `point:` are returned as they are."""
+    if point is None:
+        return markdown
+    name, i = _track_of(point)
+    t, points, done = TEXT[lang], tracks()[name]["points"], written(docs_dir)
+    here = posixpath.dirname(page_uri) or "."
+
+    def link(p) -> str:
+        target = posixpath.relpath(done[p["id"]]["uri"], here)
+        return f"[{p['id']} · {p[lang]}]({target})"
+
+    track_page = posixpath.relpath(TRACK_PAGES[name], here)
+    badge = f'<p class="tp-point" markdown>{t["point"]} **{point}** · '
+    badge += f"[{tracks()[name][lang]}]({track_page})</p>"
+    title = re.search(r"^# .*$", markdown, re.M)
+    if title is None:
+        raise TrackError(f"{page_uri}: a post needs a '# ' title")
+    markdown = markdown[: title.end()] + "\n\n" + badge + markdown[title.end() :]
+
+    zh = lang == "zh"
+    colon, sep = ("：", "；") if zh else (": ", "; ")
+    later = points[i + 1 :]
+    if not later:
+        tail = t["last"]
+    elif later[0]["id"] in done:
+        tail = f"{t['next']}{colon}{link(later[0])}"
+    else:
+        nxt = later[0]
+        note = f"（{t['unwritten']}）" if zh else f" ({t['unwritten']})"
+        tail = f"{t['next']}{colon}{nxt['id']} · {nxt[lang]}{note}"
+        written_later = [p for p in later if p["id"] in done]
+        if written_later:
+            tail += f"{sep}{t['next_written']}{colon}{link(written_later[0])}"
+    return markdown.rstrip("\n") + f'\n\n<p class="tp-next" markdown>{tail}</p>\n'
