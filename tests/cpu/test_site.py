@@ -203,6 +203,16 @@ def test_every_post_names_its_point_and_ends_with_the_next(site):
         assert "A7" in end and 'href="../attention-transformer/"' in end
 
 
+def test_the_chinese_blog_speaks_chinese_and_its_back_link_says_where_it_goes(site):
+    """Material's Chinese has no word for Authors, and says 回到主页 (back to the
+    home page) for a link to the post list: partials/language.html corrects both."""
+    for page in ("blog/index.html", "blog/lenet-5/index.html"):
+        html = (site / page).read_text()
+        assert "Authors" not in html and "回到主页" not in html, page
+    assert "回到文章列表" in (site / "blog/lenet-5/index.html").read_text()
+    assert "Authors" in (site / "en/blog/index.html").read_text()
+
+
 def test_the_tag_index_stays_out_of_search(site):
     """It lists every post's title, so it matched nearly every query."""
     for root in (site, site / "en"):
