@@ -262,8 +262,13 @@ def _svg(fig) -> bytes:
     return buf.getvalue()
 
 
+def _runs(ledger: dict) -> list[dict]:
+    """The ledger's runs (schema 2), or its one run (schema 1)."""
+    return ledger.get("runs") or [ledger["run"]]
+
+
 def _title(ledger: dict) -> str:
-    runs = ledger.get("runs") or [ledger["run"]]
+    runs = _runs(ledger)
     if len(runs) == 1:
         return f"{ledger['device']['name']} · {ledger['run']['date']}"
     span = f"{runs[0]['date'][:10]} to {runs[-1]['date'][:10]}"
@@ -273,7 +278,7 @@ def _title(ledger: dict) -> str:
 def _when(ledger: dict, t: dict) -> str:
     """A chart's runs for its caption: the date, or the span of several runs and
     how far their copy kernels (the dashed line is the last one's) lie apart."""
-    runs = ledger.get("runs") or [ledger["run"]]
+    runs = _runs(ledger)
     if len(runs) == 1:
         return ledger["run"]["date"]
     peaks = [r["copy_peak_gbps"] for r in runs]

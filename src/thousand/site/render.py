@@ -357,7 +357,7 @@ TEXT = {
                 "张量核心上的 FlashAttention-2：mma.sync、ldmatrix，P 留在寄存器里"
             ),
             "32 queries a warp: each fragment read from shared memory feeds two mma": (
-                "每个线程束 32 个查询：从共享内存读出的每个片段喂两次 mma"
+                "每个线程束 32 个查询：从共享内存读出的每个 fragment 喂两次 mma"
             ),
         },
     },
@@ -403,18 +403,21 @@ TEXT = {
 }
 
 
+def _large_power_of_two(n: int) -> int | None:
+    """k when n = 2^k of at least 2^16 (sizes a reader compares at a glance)."""
+    return n.bit_length() - 1 if n >= 2**16 and n & (n - 1) == 0 else None
+
+
 def _power_of_two(n: int) -> str:
-    """268435456 -> 2<sup>28</sup>; sizes a reader compares at a glance."""
-    if n >= 2**16 and n & (n - 1) == 0:
-        return f"2<sup>{n.bit_length() - 1}</sup>"
-    return str(n)
+    """268435456 -> 2<sup>28</sup> in a table."""
+    k = _large_power_of_two(n)
+    return str(n) if k is None else f"2<sup>{k}</sup>"
 
 
 def _power_of_two_tex(n: int) -> str:
     """The same for a chart: matplotlib's mathtext, $2^{28}$."""
-    if n >= 2**16 and n & (n - 1) == 0:
-        return f"$2^{{{n.bit_length() - 1}}}$"
-    return str(n)
+    k = _large_power_of_two(n)
+    return str(n) if k is None else f"$2^{{{k}}}$"
 
 
 def _block_text(b) -> str:

@@ -32,6 +32,9 @@ TEXT = {
         "next": "下一个知识点",
         "next_written": "这条路线上下一篇已写成的",
         "last": "这是这条路线的最后一个知识点。",
+        "colon": "：",
+        "sep": "；",
+        "unwritten_note": "（尚未写成）",
     },
     "en": {
         "progress": "{done} of {total} points written so far.",
@@ -40,6 +43,9 @@ TEXT = {
         "next": "Next point",
         "next_written": "the next one written on this track",
         "last": "This is the last point of its track.",
+        "colon": ": ",
+        "sep": "; ",
+        "unwritten_note": " (not written yet)",
     },
 }
 TRACK_PAGES = {"A": "tracks/neural-networks.md", "B": "tracks/cuda.md"}
@@ -142,8 +148,7 @@ def post_links(markdown: str, point, page_uri: str, lang: str, docs_dir: Path) -
         raise TrackError(f"{page_uri}: a post needs a '# ' title")
     markdown = markdown[: title.end()] + "\n\n" + badge + markdown[title.end() :]
 
-    zh = lang == "zh"
-    colon, sep = ("：", "；") if zh else (": ", "; ")
+    colon, sep = t["colon"], t["sep"]
     later = points[i + 1 :]
     if not later:
         tail = t["last"]
@@ -151,8 +156,7 @@ def post_links(markdown: str, point, page_uri: str, lang: str, docs_dir: Path) -
         tail = f"{t['next']}{colon}{link(later[0])}"
     else:
         nxt = later[0]
-        note = f"（{t['unwritten']}）" if zh else f" ({t['unwritten']})"
-        tail = f"{t['next']}{colon}{nxt['id']} · {nxt[lang]}{note}"
+        tail = f"{t['next']}{colon}{nxt['id']} · {nxt[lang]}{t['unwritten_note']}"
         written_later = [p for p in later if p["id"] in done]
         if written_later:
             tail += f"{sep}{t['next_written']}{colon}{link(written_later[0])}"
