@@ -103,15 +103,15 @@ def test_adamw_baseline_takes_the_optimizers_step():
     host = BY_NAME["adamw"].make_inputs(np.random.default_rng(2), (10007,))
     p, g, m, v, hyper = host
     lr, beta1, beta2, eps, wd, t = hyper.tolist()
-    param = torch.nn.Parameter(torch.from_numpy(p).cuda())
+    param = torch.nn.Parameter(as_torch(p))
     opt = torch.optim.AdamW(
         [param], lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=wd, fused=True
     )
-    param.grad = torch.from_numpy(g).cuda()
+    param.grad = as_torch(g)
     opt.state[param] = {  # as the optimizer keeps it: the step a GPU float32
         "step": torch.tensor(t - 1, dtype=torch.float32, device="cuda"),
-        "exp_avg": torch.from_numpy(m).cuda(),
-        "exp_avg_sq": torch.from_numpy(v).cuda(),
+        "exp_avg": as_torch(m),
+        "exp_avg_sq": as_torch(v),
     }
     opt.step()
     state = opt.state[param]
