@@ -43,7 +43,7 @@ from .errors import (
     NvccMissing,
     PyCudaMissing,
 )
-from .launch import cdiv, grid_stride_blocks, launch, launch_1d
+from .launch import KernelTimes, cdiv, grid_stride_blocks, launch, launch_1d
 from .timing import host_time_ms, median, time_ms
 
 __all__ = [
@@ -83,6 +83,7 @@ __all__ = [
     "grid_stride_blocks",
     "host_time_ms",
     "kernel",
+    "KernelTimes",
     "launch",
     "launch_1d",
     "median",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .arrays import Staging, check_aligned, check_array, check_block, check_shape
@@ -20,6 +22,41 @@ def grid_stride_blocks(block: int, n_items: int) -> int:
     info = device_info()
     full = info["sm_count"] * (info["max_threads_per_sm"] // block)
     return max(1, min(full, cdiv(n_items, block)))
+
+
+class KernelTimes:
+    """`with KernelTimes() as kt:` times every launch made inside the block, each
+    between two CUDA events (on the CPU backend, by the host clock: emulation
+    times). After the block, kt.launches is [(family, kernel, ms), ...] in launch
+    order. The events cost a little host time per launch: time throughput without
+    it, and use it to see where the device's time goes."""
+
+    active: KernelTimes | None = None
+
+    def __enter__(self):
+        if KernelTimes.active is not None:
+            raise RuntimeError("KernelTimes: one is already timing launches")
+        self._pending, self.launches = [], []
+        KernelTimes.active = self
+        return self
+
+    def __exit__(self, *exc):
+        KernelTimes.active = None
+        if not on_cpu() and self._pending:
+            self._pending[-1][3].synchronize()
+        for family, name, start, stop in self._pending:
+            ms = stop.time_since(start) if not on_cpu() else 1e3 * (stop - start)
+            self.launches.append((family, name, ms))
+        return False
+
+    def by_family(self) -> dict[str, tuple[int, float]]:
+        """family -> (launches, total ms), the largest total first."""
+        out: dict[str, list] = {}
+        for family, _, ms in self.launches:
+            c = out.setdefault(family, [0, 0.0])
+            c[0], c[1] = c[0] + 1, c[1] + ms
+        ranked = sorted(out.items(), key=lambda item: -item[1][1])
+        return {family: (n, ms) for family, (n, ms) in ranked}
 
 
 def launch(
@@ -46,7 +83,10 @@ def launch(
             )
         from thousand import cpu
 
+        timer, start = KernelTimes.active, time.perf_counter()
         cpu.launch(family, name, grid, block, *args, shared=shared)
+        if timer is not None:
+            timer._pending.append((family, name, start, time.perf_counter()))
         return
     if any(type(a).__name__ == "DeviceArray" for a in args):
         raise ValueError(
@@ -58,12 +98,19 @@ def launch(
         fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     block = tuple(int(b) for b in block) + (1,) * (3 - len(block))
+    timer = KernelTimes.active
+    if timer is not None:
+        start, stop = drv.Event(), drv.Event()
+        start.record(stream)
     try:
         fn(*args, grid=grid, block=block, shared=shared, stream=stream)
     except drv.Error as e:
         raise RuntimeError(
             f"launch of {name} with grid={grid} block={block} failed: {e}"
         ) from e
+    if timer is not None:
+        stop.record(stream)
+        timer._pending.append((family, name, start, stop))
 
 
 def launch_1d(

@@ -56,6 +56,9 @@ class Experiment:
     run: Callable[[bool], dict]  # run(quick) -> result
     # Kernel families whose sources the result depends on (hashed with the module).
     families: tuple[str, ...] = ()
+    # Other files of the package it depends on, relative to src/thousand (a model,
+    # its data): hashed too, so that changing one makes the result stale.
+    files: tuple[str, ...] = ()
     # Why the CPU backend cannot run it, or None.
     gpu_only: str | None = None
     notes: dict[str, Note] = field(default_factory=dict)
@@ -72,7 +75,7 @@ class Experiment:
         files = [HERE / f"{self.module}.py"]
         for family in self.families:
             files += L.family_sources(family)
-        return files
+        return files + [HERE.parent / f for f in self.files]
 
     def sha256(self) -> str:
         return L.sha256_of(*self.sources())

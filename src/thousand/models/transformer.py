@@ -274,9 +274,12 @@ class GPT:
         self.emb = Embedding(p["wte"], p["wpe"])
         self.blocks = [Block(p, i, cfg.n_head) for i in range(cfg.n_layer)]
         self.ln_f = LayerNorm(p["ln_f.g"], p["ln_f.b"])
-        self.head = Dense(p["head.W"], p["head.b"])  # C -> V
+        self.head = self.make_head(p)  # C -> V
         self.layers = [self.emb, *self.blocks, self.ln_f, self.head]
         self.buf, self.ids = Buffers(), {}
+
+    def make_head(self, p):
+        return Dense(p["head.W"], p["head.b"])  # its own matrix (gpt.py ties it)
 
     def upload(self, name, a: np.ndarray):
         """A host batch into a device array kept for it; token ids checked here,
@@ -293,12 +296,8 @@ class GPT:
         """idx, targets (B, T) int32, weights (B, T) float32 on the device, the
         weights summing to 1. Returns the loss, sum w * (-log p(target)), as a
         (1, 1) device array; keeps the logits (B * T, V)."""
-        B, T = idx.shape
-        N, C = B * T, self.cfg.n_embd
-        x = self.emb.forward(idx).reshape(N, C)
-        for block in self.blocks:
-            x = block.forward(x, B, T)
-        self.logits = self.head.forward(self.ln_f.forward(x))  # (N, V)
+        N = idx.size
+        self.logits = self.run(idx)  # (N, V)
         self.targets, self.w = targets.reshape(N), weights.reshape(N)
         self.lse = self.buf("lse", (N,))
         rows = cross_entropy(
@@ -308,6 +307,15 @@ class GPT:
         return matmul(
             rows.reshape(1, N), self.w.reshape(N, 1), out=self.buf("L", (1, 1))
         )
+
+    def run(self, idx):
+        """The logits (B * T, V) of idx (B, T), a device array; no loss."""
+        B, T = idx.shape
+        N, C = B * T, self.cfg.n_embd
+        x = self.emb.forward(idx).reshape(N, C)
+        for block in self.blocks:
+            x = block.forward(x, B, T)
+        return self.head.forward(self.ln_f.forward(x))
 
     def backward(self):
         """Every layer's grads for the last forward; the logits become dL/dlogits."""
@@ -366,8 +374,10 @@ class Trainer:
     """The kernels' model and its AdamW, behind the two calls `fit` makes (the
     twin has the same two)."""
 
+    Model = GPT  # gpt.py's Trainer trains the tied GPT
+
     def __init__(self, cfg: Config, p: dict[str, np.ndarray], **adamw_settings):
-        self.model = GPT(cfg, p)
+        self.model = self.Model(cfg, p)
         self.opt = AdamW(self.model, **adamw_settings)
 
     def step(self, batch, lr: float):

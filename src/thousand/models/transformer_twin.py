@@ -59,11 +59,14 @@ class GPT(nn.Module):
         x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
         for block in self.h:
             x = block(x)
-        logits = self.head(self.ln_f(x))
+        logits = self.project(self.ln_f(x))
         rows = F.cross_entropy(
             logits.flatten(0, 1), targets.flatten(), reduction="none"
         )
         return (rows * weights.flatten()).sum(), logits
+
+    def project(self, x):
+        return self.head(x)  # (B, T, C) -> (B, T, V)
 
 
 def named(model: GPT) -> dict[str, tuple]:
@@ -82,7 +85,8 @@ def named(model: GPT) -> dict[str, tuple]:
             ("mlp_proj", b.mlp_proj),
         )
     ]
-    for stem, m in [*layers, ("ln_f", model.ln_f), ("head", model.head)]:
+    heads = [] if model.head is None else [("head", model.head)]  # None: tied
+    for stem, m in [*layers, ("ln_f", model.ln_f), *heads]:
         norm = isinstance(m, nn.LayerNorm)
         out[f"{stem}.{'g' if norm else 'W'}"] = (m.weight, not norm)
         out[f"{stem}.b"] = (m.bias, False)
@@ -97,11 +101,13 @@ def host(t, transposed: bool) -> np.ndarray:
 class Trainer:
     """The twin behind the calls transformer.fit makes."""
 
+    Model = GPT  # gpt_twin's Trainer trains the tied GPT
+
     def __init__(
         self, cfg, p, device="cpu", betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1
     ):
         self.device = torch.device(device)
-        self.model = GPT(cfg).to(self.device)
+        self.model = self.Model(cfg).to(self.device)
         self.named = named(self.model)
         with torch.no_grad():
             for name, (t, transposed) in self.named.items():

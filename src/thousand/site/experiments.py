@@ -46,8 +46,10 @@ def table(e: Experiment, result: dict, lang: str) -> str:
         head = [_word(e, result["x"]["label"], lang)] + [
             _word(e, n, lang) for n in names
         ]
+        x_fmt = result["x"].get("format", "{}")
         rows = [
-            [str(x)] + [_cell(result["series"][n][i], fmt) for n in names]
+            [_word(e, x_fmt.format(x), lang)]  # a category with a zh= entry: in Chinese
+            + [_cell(result["series"][n][i], fmt) for n in names]
             for i, x in enumerate(result["x"]["values"])
         ]
     out = [
@@ -112,7 +114,14 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
                 pos = [i + (j - (len(names) - 1) / 2) * width for i in range(len(xs))]
                 ys = [0 if v is None else v for v in result["series"][n]]
                 ax.bar(pos, ys, width=width, label=n, color=COLORS[j % len(COLORS)])
-            ax.set_xticks(range(len(xs)), [str(x) for x in xs], fontsize=8)
+            long = max(len(str(x)) for x in xs) * len(xs) > 60  # would collide
+            ax.set_xticks(
+                range(len(xs)),
+                [str(x) for x in xs],
+                fontsize=8,
+                rotation=30 if long else 0,
+                ha="right" if long else "center",
+            )
         else:
             log_y = result["y"].get("log")
             for j, (n, ys) in enumerate(result["series"].items()):
@@ -132,8 +141,9 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
                     label=label,
                     color=COLORS[j % len(COLORS)],
                 )
-            if result["x"].get("log"):
-                ax.set_xscale("log", base=2)
+            log_x = result["x"].get("log")
+            if log_x:  # True: base 2 (sizes in bytes, threads); 10: base 10
+                ax.set_xscale("log", base=10 if log_x == 10 else 2)
         if result["y"].get("log"):
             ax.set_yscale("log")
         ax.set_xlabel(result["x"]["label"])
