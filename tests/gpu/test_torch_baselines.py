@@ -49,6 +49,7 @@ OURS = {
     "conv2d_backward_filter": lambda t: t.permute(2, 3, 1, 0),  # FCRS -> RSCF
     "avg_pool": lambda t: t.permute(0, 2, 3, 1),
     "col_sum": lambda t: t,
+    "matmul_tn": lambda t: t,
     "softmax": lambda t: t,
     "softmax_backward": lambda t: t,
     "cross_entropy": lambda t: t,
@@ -61,6 +62,8 @@ OURS = {
     "embedding_backward": lambda t: _stacked(*t),
     "attention": lambda t: t,
     "attention_backward": lambda t: _grads(*t),
+    "kv_append": lambda t: t,  # the cache after the in-place copy
+    "attention_decode": lambda t: t,
 }
 
 

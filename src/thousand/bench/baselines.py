@@ -519,6 +519,44 @@ def _numpy_attention(q, k, v, causal):
     return run
 
 
+def _numpy_attention_decode(q, k, v, length):
+    """Scores against the first `length` keys, softmax, P v, each step over every
+    (b, h) at once, as NumPy runs it, into buffers made once; the caches' first
+    `length` rows are views, not copies."""
+    B, H, _, d = q.shape
+    n = int(length)
+    kt, vn = np.swapaxes(k[:, :, :n], -1, -2), v[:, :, :n]
+    s = np.empty((B, H, 1, n), np.float32)
+    r = np.empty((B, H, 1, 1), np.float32)  # each row's max, then its sum
+    o = np.empty_like(q)
+    scale = np.float32(1 / np.sqrt(d))
+
+    def run():
+        np.matmul(q, kt, out=s)
+        s *= scale
+        np.max(s, axis=-1, keepdims=True, out=r)
+        np.subtract(s, r, out=s)
+        np.exp(s, out=s)
+        np.sum(s, axis=-1, keepdims=True, out=r)
+        np.divide(s, r, out=s)
+        np.matmul(s, vn, out=o)
+        return o
+
+    return run
+
+
+def _numpy_kv_append(cache, new, pos):
+    """The slice assignment, in place, as a NumPy cache is appended to: only the
+    new rows are written. Returns the cache."""
+    rows = slice(int(pos), int(pos) + new.shape[2])
+
+    def run():
+        cache[:, :, rows] = new
+        return cache
+
+    return run
+
+
 def _numpy_attention_bf16(q, k, v, causal):
     """NumPy has no bfloat16 arithmetic: the float32 baseline on the same values,
     widened once, untimed."""
@@ -565,6 +603,9 @@ NUMPY = {
     ),
     "attention": _numpy_attention,
     "attention_bf16": _numpy_attention_bf16,
+    # generation's step: the cache appended to in place, one query against it
+    "kv_append": _numpy_kv_append,
+    "attention_decode": _numpy_attention_decode,
     "attention_backward": _numpy_attention_backward,
     "gelu": _numpy_gelu,
     "gelu_backward": _numpy_gelu_backward,
@@ -577,6 +618,11 @@ NUMPY = {
     "matrix_add": _numpy_into(np.add, lambda a, b: a.shape),
     "sigmoid": _numpy_into(_np_sigmoid_into, lambda x: x.shape),
     "matmul": _numpy_into(np.matmul, lambda a, b: (a.shape[0], b.shape[1])),
+    # A^T B as a NumPy user writes it: the transposed view, no copy
+    "matmul_tn": _numpy_into(
+        lambda a, b, out: np.matmul(a.T, b, out=out),
+        lambda a, b: (a.shape[1], b.shape[1]),
+    ),
     "neuron_layer": _numpy_neuron_layer,
     "reduce": _numpy_into(
         lambda x, out: np.sum(x, keepdims=True, out=out), lambda x: (1,)
@@ -859,6 +905,23 @@ def torch_ops():
         out = sdpa(*leaves, is_causal=causal)
         return lambda: torch.autograd.grad(out, leaves, do, retain_graph=True)
 
+    # Generation with a KV cache, as a PyTorch model writes it: the new rows copied
+    # into a slice of the cache (in place), and sdpa of the one new query against
+    # the first `length` rows (strided views of the caches, no copy). `pos` and
+    # `length` arrive as NumPy ints: plain ints for the slices, once, untimed.
+    def kv_append(cache, new, pos):
+        rows = slice(int(pos), int(pos) + new.shape[2])
+
+        def run():
+            cache[:, :, rows].copy_(new)
+            return cache
+
+        return run
+
+    def attention_decode(q, k, v, length):
+        n = int(length)
+        return lambda: sdpa(q, k[:, :, :n], v[:, :, :n])
+
     return {
         # what nanoGPT writes: a permuted view, then .contiguous() (the copy)
         "split_heads": lambda x: lambda: x.permute(2, 0, 3, 1, 4).contiguous(),
@@ -866,6 +929,8 @@ def torch_ops():
         "attention": attention,
         "attention_bf16": attention,  # the same call on bf16 tensors: flash kernels
         "attention_backward": attention_backward,
+        "kv_append": kv_append,
+        "attention_decode": attention_decode,
         "gelu": gelu,
         "gelu_backward": gelu_backward,
         "embedding": embedding,
@@ -892,6 +957,11 @@ def torch_ops():
         "sigmoid": into(torch.sigmoid, lambda x: torch.empty_like(x)),
         "matmul": into(
             torch.matmul, lambda a, b: a.new_empty((a.shape[0], b.shape[1]))
+        ),
+        # cuBLAS reads the transposed view as it is (a transposed operand)
+        "matmul_tn": into(
+            lambda a, b, out: torch.matmul(a.T, b, out=out),
+            lambda a, b: a.new_empty((a.shape[1], b.shape[1])),
         ),
         "neuron_layer": neuron_layer,
         "matmul_tf32": matmul_tf32,

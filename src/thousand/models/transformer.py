@@ -169,9 +169,9 @@ def thirds(a, shape):
 
 
 class CausalSelfAttention:
-    def __init__(self, p, i, n_head):
-        self.qkv = Dense(p[f"h{i}.qkv.W"], p[f"h{i}.qkv.b"])  # C -> 3C
-        self.proj = Dense(p[f"h{i}.attn_proj.W"], p[f"h{i}.attn_proj.b"])  # C -> C
+    def __init__(self, p, i, n_head, linear=Dense):
+        self.qkv = linear(p[f"h{i}.qkv.W"], p[f"h{i}.qkv.b"])  # C -> 3C
+        self.proj = linear(p[f"h{i}.attn_proj.W"], p[f"h{i}.attn_proj.b"])  # C -> C
         self.H, self.buf = n_head, Buffers()
 
     def forward(self, x, B, T):  # (B * T, C)
@@ -209,9 +209,9 @@ class CausalSelfAttention:
 
 
 class MLP:
-    def __init__(self, p, i):
-        self.fc = Dense(p[f"h{i}.fc.W"], p[f"h{i}.fc.b"])  # C -> 4C
-        self.proj = Dense(p[f"h{i}.mlp_proj.W"], p[f"h{i}.mlp_proj.b"])  # 4C -> C
+    def __init__(self, p, i, linear=Dense):
+        self.fc = linear(p[f"h{i}.fc.W"], p[f"h{i}.fc.b"])  # C -> 4C
+        self.proj = linear(p[f"h{i}.mlp_proj.W"], p[f"h{i}.mlp_proj.b"])  # 4C -> C
         self.buf = Buffers()
 
     def forward(self, x):  # (N, C)
@@ -235,11 +235,11 @@ class MLP:
 
 
 class Block:
-    def __init__(self, p, i, n_head):
+    def __init__(self, p, i, n_head, linear=Dense):
         self.ln1 = LayerNorm(p[f"h{i}.ln1.g"], p[f"h{i}.ln1.b"])
-        self.attn = CausalSelfAttention(p, i, n_head)
+        self.attn = CausalSelfAttention(p, i, n_head, linear)
         self.ln2 = LayerNorm(p[f"h{i}.ln2.g"], p[f"h{i}.ln2.b"])
-        self.mlp = MLP(p, i)
+        self.mlp = MLP(p, i, linear)
         self.parts = [self.ln1, self.attn, self.ln2, self.mlp]  # the params' order
         self.buf = Buffers()
 
@@ -268,11 +268,13 @@ class Block:
 
 # --8<-- [start:gpt]
 class GPT:
+    Linear = Dense  # the blocks' linear layers (gpt.py's GPT takes layers.Linear)
+
     def __init__(self, cfg: Config, p: dict[str, np.ndarray]):
         self.cfg = cfg
         self.names = list(p)  # init's order, the order of params() and grads
         self.emb = Embedding(p["wte"], p["wpe"])
-        self.blocks = [Block(p, i, cfg.n_head) for i in range(cfg.n_layer)]
+        self.blocks = [Block(p, i, cfg.n_head, self.Linear) for i in range(cfg.n_layer)]
         self.ln_f = LayerNorm(p["ln_f.g"], p["ln_f.b"])
         self.head = self.make_head(p)  # C -> V
         self.layers = [self.emb, *self.blocks, self.ln_f, self.head]
