@@ -32,6 +32,8 @@ DEVICE_SPECIFIC = {
     "a6_train_lenet": "prints training times; on the CPU backend 2 short epochs",
     "a14_train_transformer": "prints training times; on the CPU backend a few steps "
     "of a tiny model",
+    "a16_generate": "samples from a tiny model trained a few steps on the CPU "
+    "backend, and 8 held-out paragraphs, not 291",
     "b12_attention": "smaller shapes on the CPU backend, and no bf16 rung (tensor "
     "cores)",
     "a5_rbm": "CD-1 samples: a rounding apart flips a sample, and the run drifts; "

@@ -11,6 +11,7 @@ from .arrays import (
     check_shape,
 )
 from .backend import (
+    Uploader,
     backend,
     device_address,
     empty,
@@ -57,6 +58,7 @@ __all__ = [
     "NvccMissing",
     "PyCudaMissing",
     "Staging",
+    "Uploader",
     "backend",
     "device_address",
     "empty",

@@ -116,6 +116,47 @@ def fill(d, value) -> None:
     driver().memset_d32_async(int(d.gpudata), int(words[0]), d.nbytes // 4)
 
 
+class Uploader:
+    """Host arrays into device arrays without making the host wait for the GPU.
+
+    d.set(a) copies from pageable memory, which waits for every kernel queued
+    before it: a training step that uploads its batch, or its learning rate for
+    the optimizer, lets the GPU's queue run dry and then refills it at the
+    host's launch speed. Here each destination has a page-locked staging buffer:
+    the copy is queued behind the kernels and the host goes on. Before a staging
+    buffer is written again, the host waits for its previous copy (an event), so
+    it runs at most one copy ahead per destination. On the CPU backend: d.set(a).
+    """
+
+    def __init__(self):
+        self._staged: dict = {}  # device address -> (page-locked buffer, event)
+
+    def __call__(self, d, a: np.ndarray):
+        a = np.ascontiguousarray(a)
+        if a.shape != tuple(d.shape) or a.dtype != d.dtype:
+            raise ValueError(
+                f"upload: {a.dtype.name}{list(a.shape)} does not fit the device "
+                f"array {d.dtype.name}{list(d.shape)}"
+            )
+        if on_cpu():
+            d.set(a)
+            return d
+        drv = driver()
+        key = int(d.gpudata)
+        staged = self._staged.get(key)
+        if staged is None or staged[0].shape != a.shape or staged[0].dtype != a.dtype:
+            staged = self._staged[key] = (
+                drv.pagelocked_empty(a.shape, a.dtype),
+                drv.Event(),
+            )
+        buf, copied = staged
+        copied.synchronize()  # its last copy has left the buffer (at once if none)
+        buf[...] = a
+        drv.memcpy_htod_async(d.gpudata, buf)
+        copied.record()
+        return d
+
+
 def empty_like(d):
     return empty(d.shape, d.dtype)
 

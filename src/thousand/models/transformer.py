@@ -291,8 +291,12 @@ class GPT:
         d = self.ids.get(name)
         if d is None or d.shape != a.shape or d.dtype != a.dtype:
             d = self.ids[name] = empty(a.shape, a.dtype)
-        d.set(np.ascontiguousarray(a))
+        self.put(d, np.ascontiguousarray(a))
         return d
+
+    @staticmethod
+    def put(d, a):  # a host array into a device array (gpt.py queues the copy)
+        d.set(a)
 
     def forward(self, idx, targets, weights):
         """idx, targets (B, T) int32, weights (B, T) float32 on the device, the
@@ -354,13 +358,14 @@ class AdamW:
         self.hyper = {True: to_device(np.zeros(6, np.float32))}
         self.hyper[False] = to_device(np.zeros(6, np.float32))  # no decay
         self.t = 0
+        self.put = GPT.put  # gpt.py's Trainer gives it an Uploader
 
     def step(self, lr: float):
         self.t += 1
         for decay, hyper in self.hyper.items():
             wd = self.wd if decay else 0.0
             b1, b2 = self.betas
-            hyper.set(hyper_parameters(lr, b1, b2, self.eps, wd, self.t))
+            self.put(hyper, hyper_parameters(lr, b1, b2, self.eps, wd, self.t))
         params, grads = self.model.params(), self.model.grads()
         for p, g, m, v in zip(params, grads, self.m, self.v, strict=True):
             flat, n = p.reshape(p.size), p.size
