@@ -73,3 +73,20 @@ def test_transformer_agrees_with_its_pytorch_twin():
     TR.test_adamw_steps_agree_with_the_twin(cfg, 16, 5, device)
     TR.test_a_fixed_batch_is_learned()
     TR.test_the_loss_is_the_weighted_mean_over_the_answer()
+
+
+def test_gpt_agrees_with_its_pytorch_twin_and_generates_with_its_cache():
+    """A15/A16's GPT (tied head, matmul_tn's split weight gradients, queued
+    uploads) at four heads of 32 over 128 tokens and a 4,096-token vocabulary,
+    against its twin on the GPU (TF32 off); the same bound as the Transformer's.
+    Then generation through kv_append and attention_decode against full runs."""
+    torch = pytest.importorskip("torch")
+    from tests.cpu import test_gpt as G
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    cfg = G.Config(vocab=4096, block_size=128, n_layer=2, n_head=4, n_embd=128)
+    G.check_against_twin(cfg, device=device, tol=1e-4)
+    G.test_wte_gets_the_heads_gradient_as_well_as_the_embeddings()
+    G.test_generation_with_the_cache_equals_generation_without_it()
+    G.test_cache_step_logits_match_a_full_run()
