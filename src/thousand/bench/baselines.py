@@ -533,7 +533,7 @@ def _numpy_attention_decode(q, k, v, length):
 
     def run():
         np.matmul(q, kt, out=s)
-        s *= scale
+        np.multiply(s, scale, out=s)
         np.max(s, axis=-1, keepdims=True, out=r)
         np.subtract(s, r, out=s)
         np.exp(s, out=s)
