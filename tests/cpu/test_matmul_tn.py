@@ -8,7 +8,8 @@ import pytest
 
 from thousand.cuda import to_device
 from thousand.kernels.matmul_tn import matmul_tn, matmul_tn_ref, slices_for
-from thousand.models.layers import Dense, Linear
+from thousand.models.gpt import Linear
+from thousand.models.layers import Dense
 
 pytestmark = pytest.mark.usefixtures("cpu_backend_checked")
 

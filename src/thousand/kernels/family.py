@@ -32,6 +32,10 @@ class Version:
     # The library call it is measured against, a key of bench.baselines (None: the
     # family's own), e.g. cuBLAS with TF32 on for a TF32 kernel.
     baseline: str | None = None
+    # For an op used in place (kv_append into its cache): the index of the input
+    # the benchmark passes as `out`, so that it times what a user runs. None: the
+    # version's own output.
+    timed_out: int | None = None
     # For an output that depends on the launch and not only on the inputs (which
     # block and thread wrote each element): ref(*inputs, block=...) checks this
     # version instead of the family's ref. None: the family's ref.

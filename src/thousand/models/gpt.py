@@ -28,7 +28,7 @@ from thousand.kernels.split_heads import split_heads
 from thousand.kernels.transpose import transpose
 from thousand.models import bpe, corpus
 from thousand.models import transformer as TF
-from thousand.models.layers import Buffers, Linear
+from thousand.models.layers import Buffers, Dense
 from thousand.models.transformer import Config
 
 # The kernel families a training step runs, and the files besides them that a
@@ -96,6 +96,30 @@ def n_params(cfg: Config, embeddings: bool = False) -> int:
 
 
 # --8<-- [end:sizes]
+
+
+# --8<-- [start:linear]
+class Linear(Dense):
+    """Y = X W + b for a batch of many rows (a Transformer's tokens): its backward
+    reads X^T B products straight from X with matmul_tn, which splits the sum over
+    the rows across the GPU and adds up db in the same pass, instead of a transpose
+    of X and a product with too few blocks to fill the GPU."""
+
+    def __init__(self, W: np.ndarray, b: np.ndarray):
+        super().__init__(W, b, "linear")
+
+    def backward(self, G, need_dX: bool = True):
+        (M, n_out), n_in = G.shape, self.W.shape[0]
+        db = self.buf("db", (n_out,))
+        dW = matmul_tn(self.X, G, out=self.buf("dW", (n_in, n_out)), db=db)
+        self.grads = [dW, db]
+        if not need_dX:
+            return None
+        WT = transpose(self.W, out=self.buf("WT", (n_out, n_in)))
+        return matmul(G, WT, out=self.buf("dX", (M, n_in)))  # dY W^T
+
+
+# --8<-- [end:linear]
 
 
 # --8<-- [start:tied]

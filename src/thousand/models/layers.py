@@ -22,7 +22,6 @@ from thousand.kernels.conv2d import conv2d
 from thousand.kernels.conv2d_backward_data import conv2d_backward_data
 from thousand.kernels.conv2d_backward_filter import conv2d_backward_filter
 from thousand.kernels.matmul import matmul
-from thousand.kernels.matmul_tn import matmul_tn
 from thousand.kernels.relu_backward import relu_backward
 from thousand.kernels.sgd import sgd
 from thousand.kernels.sigmoid_backward import sigmoid_backward
@@ -98,30 +97,6 @@ class Dense:
 
 
 # --8<-- [end:dense]
-
-
-# --8<-- [start:linear]
-class Linear(Dense):
-    """Y = X W + b for a batch of many rows (a Transformer's tokens): its backward
-    reads X^T B products straight from X with matmul_tn, which splits the sum over
-    the rows across the GPU and adds up db in the same pass, instead of a transpose
-    of X and a product with too few blocks to fill the GPU."""
-
-    def __init__(self, W: np.ndarray, b: np.ndarray):
-        super().__init__(W, b, "linear")
-
-    def backward(self, G, need_dX: bool = True):
-        (M, n_out), n_in = G.shape, self.W.shape[0]
-        db = self.buf("db", (n_out,))
-        dW = matmul_tn(self.X, G, out=self.buf("dW", (n_in, n_out)), db=db)
-        self.grads = [dW, db]
-        if not need_dX:
-            return None
-        WT = transpose(self.W, out=self.buf("WT", (n_out, n_in)))
-        return matmul(G, WT, out=self.buf("dX", (M, n_in)))  # dY W^T
-
-
-# --8<-- [end:linear]
 
 
 class SoftmaxCrossEntropy:
