@@ -29,20 +29,31 @@ BARS = {
 ORDER = [*dict.fromkeys(BARS.values()), "other kernels", "GPU idle"]
 
 
+def seconds_per_step(trainer, batch, windows: int, steps: int) -> float:
+    """The median over `windows` runs of `steps` steps, after five steps of
+    warm-up: the first steps of a process compile, allocate and find the GPU's
+    clocks low, and a single window swings by a third from run to run."""
+    for _ in range(5):
+        trainer.step(batch, 1e-4)
+    return float(
+        np.median([gpt.time_steps(trainer, batch, steps) for _ in range(windows)])
+    )
+
+
 def run(quick: bool) -> dict:
     import torch
 
     from thousand.models import gpt_twin
 
     cfg = gpt.QUICK if quick else gpt.SIZES[SIZE]
-    B, steps = (2, 2) if quick else (gpt.PRETRAIN["batch"], 20)
+    B, windows, steps = (2, 1, 2) if quick else (gpt.PRETRAIN["batch"], 7, 10)
     rng = np.random.default_rng(0)
     batch = gpt.lm_batch(gpt.tokens("train"), rng, B, cfg.block_size)
     p = gpt.init(cfg, 0)
 
     before = gpt.device_bytes_in_use()
     ours = gpt.Trainer(cfg, p)
-    ours_s = gpt.time_steps(ours, batch, steps)
+    ours_s = seconds_per_step(ours, batch, windows, steps)
     ours_bytes = gpt.device_bytes_in_use() - before  # buffers persist: the peak
     with KernelTimes() as kt:  # one more step, every launch timed
         start = time.perf_counter()
@@ -56,7 +67,7 @@ def run(quick: bool) -> dict:
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     twin = gpt_twin.Trainer(cfg, p, device="cuda" if cuda else "cpu")
-    twin_s = gpt.time_steps(twin, batch, steps)
+    twin_s = seconds_per_step(twin, batch, windows, steps)
     twin_bytes = torch.cuda.max_memory_allocated() if cuda else 0
 
     bars = dict.fromkeys(ORDER, 0.0)
