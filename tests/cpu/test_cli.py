@@ -17,6 +17,8 @@ COMMANDS = [
     ["thousand.site", "serve"],
     ["thousand.site", "measure"],
     ["thousand.models.train"],
+    ["thousand.models.corpus"],
+    ["thousand.models.bpe"],
     ["thousand.experiments"],
     ["thousand.cpu.bench"],
     ["thousand.cpu.pictures"],

@@ -1,5 +1,5 @@
 """Track A's models, built from the package's kernels, each with a twin (NumPy for
-the classic models, PyTorch for the Transformer).
+the classic models, PyTorch for the Transformer and the GPT).
 
 layers       Dense, Conv2D, AvgPool, Flatten and softmax cross-entropy on device
              arrays (the kernels); Network trains any row of them with SGD
@@ -12,6 +12,13 @@ rbm          A5: a restricted Boltzmann machine trained by CD-1
 lenet        A6: LeNet-5
 transformer  A14: a GPT-style Transformer, trained with AdamW, on the kernels
 transformer_twin  its PyTorch twin (needs torch)
+corpus       A15/A16: the site's posts frozen as paragraphs (snapshot/posts.json);
+             python -m thousand.models.corpus freeze
+bpe          A15/A16: byte-level BPE as GPT-2's, trained on the corpus
+             (snapshot/bpe.txt); python -m thousand.models.bpe train|stats
+gpt          A15/A16: the Transformer with a tied head, pre-training, the
+             fine-tuned classifier, sampling, generation with a KV cache
+gpt_twin     its PyTorch twin (needs torch)
 data         the data sets: XOR, separable points, scikit-learn's digits, reversal
 train        python -m thousand.models.train mlp|lenet|transformer: the training
              script
