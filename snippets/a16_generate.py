@@ -20,7 +20,7 @@ STRATEGIES = {
     "temperature 0.8, top-k 40": {"temperature": 0.8, "top_k": 40},
     "top-p 0.9": {"top_p": 0.9},
 }
-for prompt in ["GPU 上的矩阵乘法", "The attention kernel"]:
+for prompt in ["共享内存里的矩阵乘法", "The attention kernel"]:
     ids = tok.encode(prompt)
     for name, how in STRATEGIES.items():
         new = gpt.generate(model, [ids], min(48, T - len(ids)), stop=eot, **how)[0]
