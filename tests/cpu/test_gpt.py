@@ -173,3 +173,28 @@ def test_language_model_batches_are_shifted_windows():
     assert len(batches) == 15  # 62 windows of 17 tokens, 4 a batch
     firsts = np.concatenate([b[0][:, 0] for b in batches])
     assert (np.diff(firsts) == 16).all()  # back to back, no overlap of inputs
+
+
+def test_replayed_steps_give_the_checked_launchers_bits():
+    """gpt.Trainer records a step's launches and replays them on the next steps:
+    every parameter must come out bit for bit as when every step goes through
+    the checked launchers; a batch of another shape (and an evaluation between
+    steps) must not disturb it; the profiler sees replayed launches."""
+    from thousand.cuda import KernelTimes
+
+    p = gpt.init(TINY, 0)
+    replayed, checked = gpt.Trainer(TINY, p), gpt.Trainer(TINY, p)
+    checked.replay = False
+    rng = np.random.default_rng(8)
+    for B in (3, 3, 2, 3, 3):  # B = 2 records anew, then B = 3 again
+        batch = random_batch(rng, TINY, B)
+        losses = [t.read(t.step(batch, LR)) for t in (replayed, checked)]
+        assert losses[0] == losses[1]
+        replayed.loss(batch), checked.loss(batch)  # evaluation in between
+    with KernelTimes() as kt:
+        replayed.step(batch, LR)
+    checked.step(batch, LR)
+    ours, theirs = replayed.host_params(), checked.host_params()
+    assert all(np.array_equal(ours[n], theirs[n]) for n in ours)
+    assert kt.by_family()["adamw"][0] == len(replayed.model.params())
+    assert len(kt.launches) == len(replayed._recorded[1].calls)

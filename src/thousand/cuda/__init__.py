@@ -44,7 +44,7 @@ from .errors import (
     NvccMissing,
     PyCudaMissing,
 )
-from .launch import KernelTimes, cdiv, grid_stride_blocks, launch, launch_1d
+from .launch import KernelTimes, Replay, cdiv, grid_stride_blocks, launch, launch_1d
 from .timing import host_time_ms, median, time_ms
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "host_time_ms",
     "kernel",
     "KernelTimes",
+    "Replay",
     "launch",
     "launch_1d",
     "median",

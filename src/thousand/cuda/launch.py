@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -59,6 +60,53 @@ class KernelTimes:
         return {family: (n, ms) for family, (n, ms) in ranked}
 
 
+class Replay:
+    """`with Replay() as replay:` records every launch made inside the block (each
+    is made as usual); replay() then makes the same launches again, kernel by
+    kernel with the same arguments, without the checks and staging a launcher
+    does in Python first: tens of microseconds a launch, which add up where a
+    training step makes hundreds. Only for a sequence that repeats on the very same
+    device arrays (an optimizer's step over the same parameters): its caller
+    makes sure they are, since nothing is checked again."""
+
+    active: Replay | None = None
+
+    def __enter__(self):
+        if Replay.active is not None:
+            raise RuntimeError("Replay: one is already recording launches")
+        self.calls = []
+        Replay.active = self
+        return self
+
+    def __exit__(self, *exc):
+        Replay.active = None
+        return False
+
+    def __call__(self) -> None:
+        for family, name, call, stream in self.calls:
+            _issue(family, name, call, stream)
+
+
+def _issue(family: str, name: str, call, stream=None) -> None:
+    """Make one launch (call()), timed if KernelTimes is on, recorded if Replay is."""
+    timer = KernelTimes.active
+    if on_cpu():
+        start = time.perf_counter()
+        call()
+        if timer is not None:
+            timer._pending.append((family, name, start, time.perf_counter()))
+    else:
+        if timer is not None:
+            start, stop = driver().Event(), driver().Event()
+            start.record(stream)
+        call()
+        if timer is not None:
+            stop.record(stream)
+            timer._pending.append((family, name, start, stop))
+    if Replay.active is not None:
+        Replay.active.calls.append((family, name, call, stream))
+
+
 def launch(
     family: str, name: str, grid, block, *args, shared: int = 0, stream=None
 ) -> None:
@@ -83,10 +131,10 @@ def launch(
             )
         from thousand import cpu
 
-        timer, start = KernelTimes.active, time.perf_counter()
-        cpu.launch(family, name, grid, block, *args, shared=shared)
-        if timer is not None:
-            timer._pending.append((family, name, start, time.perf_counter()))
+        call = functools.partial(
+            cpu.launch, family, name, grid, block, *args, shared=shared
+        )
+        _issue(family, name, call)
         return
     if any(type(a).__name__ == "DeviceArray" for a in args):
         raise ValueError(
@@ -98,19 +146,15 @@ def launch(
         fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
     grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
     block = tuple(int(b) for b in block) + (1,) * (3 - len(block))
-    timer = KernelTimes.active
-    if timer is not None:
-        start, stop = drv.Event(), drv.Event()
-        start.record(stream)
+    call = functools.partial(
+        fn, *args, grid=grid, block=block, shared=shared, stream=stream
+    )
     try:
-        fn(*args, grid=grid, block=block, shared=shared, stream=stream)
+        _issue(family, name, call, stream)
     except drv.Error as e:
         raise RuntimeError(
             f"launch of {name} with grid={grid} block={block} failed: {e}"
         ) from e
-    if timer is not None:
-        stop.record(stream)
-        timer._pending.append((family, name, start, stop))
 
 
 def launch_1d(

@@ -361,11 +361,19 @@ class AdamW:
         self.put = GPT.put  # gpt.py's Trainer gives it an Uploader
 
     def step(self, lr: float):
+        self.next_hyper(lr)
+        self.update()
+
+    def next_hyper(self, lr: float):
+        """Count the step and upload its hyper-parameters (no kernel)."""
         self.t += 1
         for decay, hyper in self.hyper.items():
             wd = self.wd if decay else 0.0
             b1, b2 = self.betas
             self.put(hyper, hyper_parameters(lr, b1, b2, self.eps, wd, self.t))
+
+    def update(self):
+        """One adamw launch per parameter, the hyper-parameters uploaded."""
         params, grads = self.model.params(), self.model.grads()
         for p, g, m, v in zip(params, grads, self.m, self.v, strict=True):
             flat, n = p.reshape(p.size), p.size
