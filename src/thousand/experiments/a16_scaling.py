@@ -53,7 +53,9 @@ def _size_notes() -> dict:
             "{:.2f}",
         )
         out[f"seconds_{size}"] = Note(
-            f"{size}：训练用时 (s)", f"{size}: training time (s)", "{:.1f}"
+            f"{size}：训练用时（第 2 步起，s）",
+            f"{size}: training time from step 2 on (s)",
+            "{:.1f}",
         )
     return out
 
