@@ -146,6 +146,13 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
                 ax.set_xscale("log", base=10 if log_x == 10 else 2)
         if result["y"].get("log"):
             ax.set_yscale("log")
+            lo, hi = ax.get_ylim()
+            if hi < 10 * lo:  # within a decade: 4 and 5, not 4 x 10^0 and 5 x 10^0
+                from matplotlib.ticker import FuncFormatter
+
+                plain = FuncFormatter(lambda v, _: f"{v:g}")
+                ax.yaxis.set_major_formatter(plain)
+                ax.yaxis.set_minor_formatter(plain)
         ax.set_xlabel(result["x"]["label"])
         ax.set_ylabel(result["y"]["label"])
         ax.grid(True, which="major", alpha=0.3)
