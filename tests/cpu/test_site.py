@@ -4,6 +4,7 @@ index Chinese text as words for search."""
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,33 @@ def test_each_language_has_an_rss_feed_of_its_posts(site):
         for post in (DOCS[lang] / "blog" / "posts").glob("*.md"):
             assert f"/blog/{post.stem}/</link>" in feed, f"{lang}: {post.stem}"
         assert "<language>" + lang in feed
+
+
+def test_feeds_show_the_logo_and_pages_have_link_previews(site):
+    """RSS 2.0's <image> needs an absolute URL to a raster image (the plugin wrote
+    <url>None</url> without one); every page carries Open Graph and Twitter card
+    metadata with its own title and description; /favicon.ico exists."""
+    assert (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00"  # ICO
+    for root in (site, site / "en"):
+        for feed in ("feed_rss_created.xml", "feed_rss_updated.xml"):
+            url = re.search(r"<image>\s*<url>([^<]*)</url>", (root / feed).read_text())
+            assert url and url.group(1).endswith("/images/points-144.png"), feed
+        assert (root / "images" / "points-144.png").exists()
+    for lang, root in (("zh", site), ("en", site / "en")):
+        for post in (DOCS[lang] / "blog" / "posts").glob("*.md"):
+            page = (root / "blog" / post.stem / "index.html").read_text()
+            description = re.search(r'^description: "?(.+?)"?$', post.read_text(), re.M)
+            og = dict(re.findall(r'<meta property="og:(\w+)" content="([^"]*)"', page))
+            assert og["type"] == "article" and og["url"].endswith(f"/{post.stem}/")
+            assert unescape(og["description"]) == description.group(1).strip()
+            assert '<meta name="twitter:card" content="summary">' in page
+        home = dict(
+            re.findall(
+                r'<meta property="og:(\w+)" content="([^"]*)"',
+                (root / "index.html").read_text(),
+            )
+        )
+        assert home["type"] == "website" and home["title"]
 
 
 def test_every_post_names_its_point_and_ends_with_the_next(site):

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 from thousand.site import access, benchmarks, glossary, readtime, tracks, vendor
@@ -15,8 +16,14 @@ _results: Results | None = None
 _vendored: dict[str, tuple[str, bytes | None]] = {}
 
 
+@event_priority(100)  # before the RSS plugin's on_config, which reads its image
 def on_config(config):
     global _results, _vendored
+    # The feed's <image> must be an absolute URL to a raster image (RSS 2.0): the
+    # logo as a 144 px PNG; without it the plugin writes <url>None</url>.
+    rss = config.plugins.get("rss")
+    if rss is not None and not rss.config.image:
+        rss.config.image = f"{config.site_url or ''}images/points-144.png"
     _results = Results(config.extra["results"], config.theme["language"])
     # MathJax and Mermaid: where pages load them from (docs/overrides/main.html).
     try:
