@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from thousand.optional import require
+
 SPLIT_SEED = 0  # the held-out digits are the same in every run, whatever the seed
 
 # --8<-- [start:xor]
@@ -44,6 +46,7 @@ def digits(test_fraction: float = 0.25):
     """scikit-learn's 1,797 handwritten digits (8 x 8 pixels, values 0 to 16),
     scaled to [0, 1], split once into training and held-out sets with the same
     share of each digit in both (the split's seed is fixed: SPLIT_SEED)."""
+    require("sklearn", "thousand.models.data.digits")
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

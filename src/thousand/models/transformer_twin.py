@@ -7,12 +7,14 @@ it is the speed baseline (PyTorch's own kernels, float32, TF32 off).
 from __future__ import annotations
 
 import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import nn
 
 from thousand.kernels.layer_norm import EPS
 from thousand.models.transformer import Config
+from thousand.optional import require
+
+# torch is optional: without it, an error that says how to install it
+torch = require("torch", "The PyTorch twin of the Transformer and the GPT")
+F, nn = torch.nn.functional, torch.nn
 
 
 class CausalSelfAttention(nn.Module):
