@@ -217,6 +217,20 @@ def test_feeds_show_the_logo_and_pages_have_link_previews(site):
         assert home["type"] == "website" and home["title"]
 
 
+def test_a_training_curve_is_shown_once_as_a_chart_beside_its_log(site):
+    """`results:experiment NAME chart` draws the chart and the notes without the
+    table: LeNet-5 and backpropagation print the training log already, and the
+    curve's 30 rows a third time said nothing new."""
+    for lang, root in (("zh", site), ("en", site / "en")):
+        for post, name in (
+            ("lenet-5", "a6-lenet-digits"),
+            ("backpropagation", "a4-mlp-digits"),
+        ):
+            page = (root / "blog" / post / "index.html").read_text()
+            assert f"experiment-{name}.svg" in page, f"{lang}: {post}"
+            assert not re.search(r"<th[^>]*>[^<]*epoch[^<]*</th>", page), post
+
+
 def test_every_post_names_its_point_and_ends_with_the_next(site):
     """Under the title, the point and its track; at the end, the next point of the
     track: a link when it is written (A6's next, A7, is not: A14 is named too)."""

@@ -11,7 +11,8 @@ A page asks for recorded results with a directive on a line of its own:
                                                    the gain over the previous rung, and
                                                    a chart against the baselines
     <!-- results:experiment b5-transfers -->       an experiment's chart, table and
-                                                   notes (see thousand.experiments)
+                                                   notes (see thousand.experiments);
+                                                   `... NAME chart`: without the table
 
 Every number comes from the ledger; a directive that names something the ledger
 lacks fails the build. While a page is being written, before the GPU run that will
@@ -739,17 +740,24 @@ class Results:
         return f"![{self.t['plot_alt']}]({rel})\n"
 
     def _experiment(self, args, page_uri):
-        (name,) = args
+        """`name`, or `name chart`: the chart and the notes without the table,
+        where the page already prints the same figures (a training log)."""
+        name, *flags = args
+        if flags not in ([], ["chart"]):
+            raise DirectiveError(
+                f"{page_uri}: results:experiment takes a name and optionally "
+                f"'chart', got {' '.join(args)!r}"
+            )
         entry = self.ledger.get("experiments", {}).get(name)
         if entry is None:
             raise DirectiveError(f"{page_uri}: no recorded experiment {name!r}")
         e, result = by_name(name), entry["result"]
         target = f"assets/plots/{experiments.plot_name(name)}.svg"
         rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
+        table = "" if flags else experiments.table(e, result, self.lang) + "\n"
         return (
             f"![{e.title[self.lang]}]({rel})\n\n"
-            + experiments.table(e, result, self.lang)
-            + "\n"
+            + table
             + experiments.notes(e, result, self.lang)
             + self.measured_in([entry])
         )
