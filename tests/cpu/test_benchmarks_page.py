@@ -160,8 +160,29 @@ def test_post_tables_still_render_through_the_shared_code():
     results = render.Results(LEDGERS[0]["device"]["slug"], "en")
     table = results.render_page("<!-- results:table copy -->", "blog/x.md")
     copy = LEDGERS[0]["kernels"]["copy_v2"]
-    assert f"| `copy_v2` | 2<sup>28</sup> | {copy['median_ms']:.3f} |" in table
+    # one size per family: said once under the table, not on every row
+    assert f"| `copy_v2` | {copy['median_ms']:.3f} |" in table
+    assert "Sizes: `copy` 2<sup>28</sup>." in table
     assert "teaches" not in table and "%" in table
+
+
+def test_a_post_table_keeps_the_columns_that_differ_from_row_to_row():
+    """Sizes that differ within a family, or a check that did not pass, stay in
+    their columns; only what every row shares moves under the table."""
+    ledger = {
+        "kernels": {
+            "f_v1": _entry("f", 1, size=[1 << 20]),
+            "f_v2": _entry("f", 2, size=[1 << 21]),
+            "g_v1": _entry("g", 1, check={"cases": 3, "passed": False}),
+        }
+    }
+    results = render.Results.__new__(render.Results)
+    results.ledger, results.t, results.lang = ledger, render.TEXT["en"], "en"
+    columns, below = results._post_columns(list(ledger["kernels"].values()), ["f", "g"])
+    assert "size" in columns and "check" in columns and below == ""
+    columns, below = results._post_columns([ledger["kernels"]["f_v1"]], ["f"])
+    assert "size" not in columns and "check" not in columns
+    assert "Sizes: `f` 2<sup>20</sup>." in below and "(3 cases)" in below
 
 
 # -- a synthetic ledger: two GPUs, figures missing --------------------------------

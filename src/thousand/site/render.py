@@ -41,6 +41,11 @@ TEXT = {
         "每项注明出自哪一次",
         "run_n": "运行 {i}",
         "measured_in": "测于{runs}。",
+        "sizes": "规模：{sizes}。",
+        "all_passed": "每个版本都通过了正确性检查（{cases} 组）。",
+        "and": "、",
+        "list_sep": "；",
+        "gap": "",
         "join": "、",
         "gpu": "GPU",
         "driver": "驱动",
@@ -368,6 +373,11 @@ TEXT = {
         "recorded runs on this GPU model; each names its run",
         "run_n": "Run {i}",
         "measured_in": "Measured in {runs}.",
+        "sizes": "Sizes: {sizes}.",
+        "all_passed": "Every version passed its checks ({cases} cases).",
+        "and": " and ",
+        "list_sep": "; ",
+        "gap": " ",
         "join": ", ",
         "gpu": "GPU",
         "driver": "Driver",
@@ -679,11 +689,48 @@ class Results:
         if missing:
             raise DirectiveError(f"{page_uri}: nothing recorded for {sorted(missing)}")
         rows.sort(key=lambda k: (families.index(k["family"]), k["version"]))
+        columns, below = self._post_columns(rows, families)
         return (
-            kernel_table(rows, POST_COLUMNS, self.t)
+            kernel_table(rows, columns, self.t)
+            + below
             + self._own_baselines(rows)
             + self.measured_in(rows)
         )
+
+    def _post_columns(self, rows: list[dict], families: list[str]):
+        """A post's columns, and a line under the table for what every row of a
+        family shares: its size, and that every check passed. A table of eight
+        columns overflowed the 720 px text column and hid the last ones; a size
+        repeated on every row of a family says nothing a line cannot."""
+        columns, said = list(POST_COLUMNS), []
+        sizes = {
+            f: {tuple(k.get("size") or ()) for k in rows if k["family"] == f}
+            for f in families
+        }
+        if all(len(s) == 1 and () not in s for s in sizes.values()):
+            columns.remove("size")
+            said.append(
+                self.t["sizes"].format(
+                    sizes=self.t["list_sep"].join(
+                        f"`{f}` " + " × ".join(map(_power_of_two, next(iter(s))))
+                        for f, s in sizes.items()
+                    )
+                )
+            )
+        passed = self._all_passed(rows)
+        if passed:
+            columns.remove("check")
+            said.append(passed)
+        return columns, ("\n" + self.t["gap"].join(said) + "\n" if said else "")
+
+    def _all_passed(self, rows: list[dict]) -> str | None:
+        """The line that stands for the checks column when every row passed (a
+        column of "36 cases pass" on every row), else None: then the column stays."""
+        checks = [k.get("check") or {} for k in rows]
+        if not all(c.get("passed") and c.get("cases") for c in checks):
+            return None
+        cases = self.t["and"].join(map(str, sorted({c["cases"] for c in checks})))
+        return self.t["all_passed"].format(cases=cases)
 
     def _own_baselines(self, rows: list[dict]) -> str:
         """A line per version measured against its own library call (cuBLAS TF32)."""
@@ -722,12 +769,15 @@ class Results:
         columns += ["numpy", "torch"]
         if any(k.get("speedup_vs_pycuda") for k in rows):
             columns.append("pycuda")
-        columns.append("check")
+        passed = self._all_passed(rows)
+        if not passed:
+            columns.append("check")
         table = kernel_table(rows, columns, self.t)
         target = f"assets/plots/{ladder_plot(family)}.svg"
         rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
         alt = self.t["ladder_alt"].format(family=family)
-        note = self.t["torch_note"] + self._own_baselines(rows).rstrip("\n")
+        note = (passed + self.t["gap"] if passed else "") + self.t["torch_note"]
+        note += self._own_baselines(rows).rstrip("\n")
         note += self.measured_in(rows).rstrip("\n")
         return f"{table}\n{note}\n\n![{alt}]({rel})\n"
 
