@@ -13,6 +13,7 @@ from thousand.models import gpt
 from thousand.models.transformer import Config
 
 torch = pytest.importorskip("torch")
+from tests.cpu.test_transformer import forward_backward  # noqa: E402
 from thousand.models import gpt_twin  # noqa: E402  (needs torch)
 
 pytestmark = pytest.mark.usefixtures("cpu_backend_checked")
@@ -36,14 +37,9 @@ def check_against_twin(cfg, seed=0, device="cpu", tol=1e-5):
     p = gpt.init(cfg, seed)
     ours, ref = gpt.Trainer(cfg, p), gpt_twin.Trainer(cfg, p, device=device)
     idx, targets, weights = random_batch(np.random.default_rng(seed + 1), cfg)
-    m = ours.model
-    w = (weights / weights.sum()).astype(np.float32)
-    loss = m.forward(m.upload("i", idx), m.upload("t", targets), m.upload("w", w))
-    logits = m.logits.get()
-    m.backward()
-    grads = {n: g.get() for n, g in zip(m.names, m.grads(), strict=True)}
+    loss, logits, grads = forward_backward(ours, (idx, targets, weights))
     ref_loss, ref_logits = ref.loss((idx, targets, weights))
-    assert rel(float(loss.get()[0, 0]), float(ref_loss)) <= tol
+    assert rel(loss, float(ref_loss)) <= tol
     assert rel(logits, ref_logits.cpu().numpy().reshape(logits.shape)) <= tol
     ref_grads = ref.grads()
     assert list(grads) == list(ref_grads)  # no head: wte is the output layer
