@@ -12,6 +12,7 @@ HOW = {
     "sklearn": "scikit-learn, for its handwritten digits",
     "torch": "PyTorch, for the models' twins (without a GPU, its CPU build is enough: "
     "pip install torch --index-url https://download.pytorch.org/whl/cpu)",
+    "triton": "Triton (pip install triton; off a GPU its interpreter runs the kernels)",
 }
 
 
