@@ -1,10 +1,17 @@
 """Fixtures of the CPU layer."""
 
+import os
+
 import pytest
 
 from tests.helpers import require_tool
 from thousand import cpu
 from thousand.cuda import use_backend
+
+# B13's Triton kernels run in Triton's interpreter here. Triton reads the switch when
+# it first decorates a function (its own tl.sum among them), so it is set before any
+# test module, or torch, can import triton.
+os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 @pytest.fixture(scope="module")

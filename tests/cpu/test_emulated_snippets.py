@@ -36,6 +36,8 @@ DEVICE_SPECIFIC = {
     "backend, and 8 held-out paragraphs, not 291",
     "b12_attention": "smaller shapes on the CPU backend, and no bf16 rung (tensor "
     "cores)",
+    "b13_triton": "Triton's interpreter multiplies float32 in full precision (the "
+    "GPU in TF32) and cannot multiply bfloat16",
     "a5_rbm": "CD-1 samples: a rounding apart flips a sample, and the run drifts; "
     "3 epochs on the CPU backend",
 }

@@ -14,6 +14,7 @@ PyTorch's CPU build first). Each module names what is missing and how to install
 from __future__ import annotations
 
 import os
+import sys
 
 
 def triton():
@@ -24,8 +25,13 @@ def triton():
     from thousand.cuda import on_cpu
     from thousand.optional import require
 
-    if on_cpu():
-        os.environ.setdefault("TRITON_INTERPRET", "1")
+    if on_cpu() and not interpreted():
+        if "triton" in sys.modules:  # its own tl.sum & co. are compiled already
+            raise RuntimeError(
+                "Triton was imported before the CPU backend could choose its "
+                "interpreter: set TRITON_INTERPRET=1 before importing triton"
+            )
+        os.environ["TRITON_INTERPRET"] = "1"
     require("torch", "Triton's kernels")  # Triton takes torch tensors
     return require("triton", "Triton's kernels")
 
