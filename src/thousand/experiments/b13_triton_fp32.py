@@ -1,9 +1,9 @@
 """B13: float32 matrix products three ways at 4096^3 and 8192^3, on the same
 operands: this package's CUDA C (B9: v7 on the CUDA cores, v8 on tensor cores in
-TF32), Triton v3 (full float32 with precision="ieee", and TF32, autotuned over the
-tiles made for 4-byte operands and, to show what that choice is worth, over the
-2-byte list that fp16 uses) and cuBLAS through torch.matmul with TF32 off and on.
-CUDA-event medians, L2 flushed between repeats; TFLOP/s = 2 M N K / time.
+TF32), Triton v3 (full float32 with precision="ieee"; TF32 autotuned over the
+tiles made for 4-byte operands, over fp16's list, and with B stored K-major) and
+cuBLAS through torch.matmul with TF32 off and on. CUDA-event medians, L2 flushed
+between repeats; TFLOP/s = 2 M N K / time.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ CUBLAS32 = "cuBLAS fp32"
 V8 = "CUDA C v8 TF32"
 TF32_2B = "Triton TF32, fp16's tiles"
 TF32 = "Triton TF32"
+TF32_KMAJOR = "Triton TF32, B K-major"
 CUBLAS_TF32 = "cuBLAS TF32"
-WAYS = [V7, IEEE, CUBLAS32, V8, TF32_2B, TF32, CUBLAS_TF32]
+WAYS = [V7, IEEE, CUBLAS32, V8, TF32_2B, TF32, TF32_KMAJOR, CUBLAS_TF32]
 
 
 def calls(a, b, c):
@@ -37,6 +38,9 @@ def calls(a, b, c):
     from thousand.kernels.matmul import matmul
 
     host = [t.cpu().numpy() for t in (a, b)]
+    # the same B stored transposed, (N, K) row-major, and seen as (K, N): each of
+    # its columns is contiguous along K, the layout Hopper's wgmma reads TF32 in
+    b_kmajor = b.t().contiguous().t()
     da, db = (to_device(h) for h in host)
     dc = to_device(host[0] * 0)
 
@@ -53,6 +57,7 @@ def calls(a, b, c):
         CUBLAS32: cublas(False),
         TF32_2B: lambda: T.matmul_v3(a, b, c, precision="tf32", configs=2),
         TF32: lambda: T.matmul(a, b, c, precision="tf32"),
+        TF32_KMAJOR: lambda: T.matmul(a, b_kmajor, c, precision="tf32"),
         CUBLAS_TF32: cublas(True),
     }
     if not on_cpu():  # v8 is PTX for tensor cores: GPU only
@@ -88,6 +93,8 @@ def run(quick: bool) -> dict:
             "tf32_small": share(small, TF32, CUBLAS_TF32),
             "tf32_big": share(big, TF32, CUBLAS_TF32),
             "tf32_2byte_big": share(big, TF32_2B, CUBLAS_TF32),
+            "tf32_kmajor_small": share(small, TF32_KMAJOR, CUBLAS_TF32),
+            "tf32_kmajor_big": share(big, TF32_KMAJOR, CUBLAS_TF32),
             "tf32_over_v8_big": share(big, TF32, V8),
             "v8_big": share(big, V8, CUBLAS_TF32),
             "ieee_big": share(big, IEEE, CUBLAS32),
@@ -128,6 +135,14 @@ EXPERIMENT = Experiment(
             "用 fp16 的分块表调优时，Triton TF32 在 8192³ 达到 cuBLAS TF32 的",
             "Triton TF32 tuned over fp16's tiles, 8192³, share of cuBLAS TF32",
         ),
+        "tf32_kmajor_small": _share(
+            "B 按 K 连续存放时，Triton TF32 在 4096³ 达到 cuBLAS TF32 的",
+            "Triton TF32 with B K-major, 4096³, share of cuBLAS TF32",
+        ),
+        "tf32_kmajor_big": _share(
+            "B 按 K 连续存放时，Triton TF32 在 8192³ 达到 cuBLAS TF32 的",
+            "Triton TF32 with B K-major, 8192³, share of cuBLAS TF32",
+        ),
         "tf32_over_v8_big": Note(
             "Triton TF32 比 CUDA C v8 快（倍，8192³）",
             "Triton TF32 over CUDA C v8 (times, 8192³)",
@@ -155,6 +170,7 @@ EXPERIMENT = Experiment(
         V8: "CUDA C v8 TF32",
         TF32_2B: "Triton TF32，用 fp16 的分块",
         TF32: "Triton TF32",
+        TF32_KMAJOR: "Triton TF32，B 按 K 连续",
         CUBLAS_TF32: "cuBLAS TF32",
         **{f"{n}³": f"{n}³" for n in SIZES + QUICK_SIZES},
     },
