@@ -54,6 +54,8 @@ GPU_ONLY = {
     "b5_async": "runs only on a GPU",
     # the SM's limits and the occupancy calculator are the CUDA driver's (B4)
     "b4_occupancy": "runs only on a GPU",
+    # cuTile Python compiles for the GPU with tileiras; nothing emulates it (B14)
+    "b14_cutile": "runs only on a GPU",
 }
 SMALL_ERROR = re.compile(r"\d\.\de-\d\d")
 
