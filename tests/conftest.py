@@ -28,12 +28,19 @@ def pytest_report_header(config):
 
 # Tests named by their module, not by a parameter: the family they check.
 MODULE_FAMILY = {"test_reduce_ops": "reduce", "test_unroll": "unroll"}
+# ... or the experiments whose code they check (thousand.beyond's tools): they run
+# when one of those is stale, not in every stale-only run.
+MODULE_EXPERIMENTS = {
+    "test_triton": ("b13-triton-matmul", "b13-triton-fp32", "b13-triton-softmax"),
+    "test_cutile": ("b14-cutile", "b14-cutile-ops"),
+}
 
 
 def _subject(item) -> tuple[str, str | None] | None:
     """What a GPU test measures or checks, as (ledger section, name): a kernel
-    family, a snippet, an experiment, a notebook; ("models", None) for the model
-    checks; None for tests of the machinery itself (always run)."""
+    family, a snippet, an experiment (or a tuple of them), a notebook; ("models",
+    None) for the model checks; None for tests of the machinery itself (always
+    run)."""
     from thousand.bench.baselines import BASELINE_FAMILY
     from thousand.bench.ledger import ROOT
 
@@ -54,6 +61,8 @@ def _subject(item) -> tuple[str, str | None] | None:
         return "kernels", "vector_add"  # B1's plot times vector_add
     if module in MODULE_FAMILY:
         return "kernels", MODULE_FAMILY[module]
+    if module in MODULE_EXPERIMENTS:
+        return "experiments", MODULE_EXPERIMENTS[module]
     if module == "test_models":
         return "models", None
     return None
@@ -72,10 +81,14 @@ def _redo(items, plan_file: str) -> list:
             kept.append(item)
             continue
         subject = _subject(item)
+        if subject is not None and isinstance(subject[1], tuple):
+            names = subject[1]  # one module for several experiments
+        else:
+            names = () if subject is None else (subject[1],)
         if (
             subject is None
             or (subject[0] == "models" and plan["kernels"])
-            or subject[1] in plan.get(subject[0], ())
+            or any(n in plan.get(subject[0], ()) for n in names)
         ):
             kept.append(item)
     return kept
