@@ -33,6 +33,7 @@ MODULE_FAMILY = {"test_reduce_ops": "reduce", "test_unroll": "unroll"}
 MODULE_EXPERIMENTS = {
     "test_triton": ("b13-triton-matmul", "b13-triton-fp32", "b13-triton-softmax"),
     "test_cutile": ("b14-cutile", "b14-cutile-ops"),
+    "test_extension": ("b15-call-cost", "b15-gelu"),
 }
 
 
