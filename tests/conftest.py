@@ -34,6 +34,7 @@ MODULE_EXPERIMENTS = {
     "test_triton": ("b13-triton-matmul", "b13-triton-fp32", "b13-triton-softmax"),
     "test_cutile": ("b14-cutile", "b14-cutile-ops"),
     "test_extension": ("b15-call-cost", "b15-gelu"),
+    "test_compiled": ("b16-compile",),
 }
 
 

@@ -40,6 +40,8 @@ DEVICE_SPECIFIC = {
     "GPU in TF32) and cannot multiply bfloat16",
     "b15_extension": "builds the extension with nvcc on the GPU; on the CPU backend "
     "the op runs gelu.cu there, so its first line and its dtype message differ",
+    "b16_compile": "prints the C++ Inductor writes for the CPU, not the Triton it "
+    "writes for the GPU",
     "a5_rbm": "CD-1 samples: a rounding apart flips a sample, and the run drifts; "
     "3 epochs on the CPU backend",
 }
