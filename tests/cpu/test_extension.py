@@ -233,7 +233,11 @@ def test_the_extension_compiles_the_package_s_own_kernel_files():
     assert "__global__" not in source.split("#include", 1)[1]
     # both kernel files include the formula: it must guard against a second copy
     assert "#pragma once" in (E.KERNEL_DIR / "gelu.cuh").read_text()
-    assert set(E.BUILT_FROM) >= {E.SOURCE, E.EMPTY, E.KERNEL_DIR / "gelu.cu"}
+    assert set(E.BUILT_FROM) >= {*E.SOURCES, E.EMPTY, E.KERNEL_DIR / "gelu.cuh"}
+    # the binding and PyTorch's headers stay with the host compiler
+    host = E.SOURCES[0].read_text()
+    assert "PYBIND11_MODULE" in host and "PYBIND11_MODULE" not in source
+    assert "torch/extension.h" not in source
 
 
 def test_load_refuses_a_cpu_build_of_pytorch(monkeypatch):

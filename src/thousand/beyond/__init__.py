@@ -4,7 +4,7 @@ so that one run times both.
 
     triton_matmul.py, triton_softmax.py   B13  Triton (its interpreter off a GPU)
     cutile_kernels.py                     B14  cuTile Python (Hopper, CUDA 13.4 tools)
-    extension.py, gelu_extension.cu       B15  a PyTorch extension and custom op
+    extension.py, gelu_extension.cpp/.cu  B15  a PyTorch extension and custom op
     compiled.py                           B16  torch.compile
 
 PyTorch and Triton are optional: `pip install -e ".[beyond]"` (off a GPU, install

@@ -4,7 +4,7 @@ A CUDA extension is worth writing for an op PyTorch lacks or a fusion it cannot
 do. GELU is neither (F.gelu(x, approximate="tanh") computes it), which is why it
 is bound here: every step is the same, and PyTorch can check each one.
 
-    load()                    builds gelu_extension.cu once (nvcc, ninja), imports it
+    load()                    builds gelu_extension.cpp/.cu once (ninja), imports it
     thousand::gelu            a torch.library custom op: autograd and torch.compile
                               see it like any op of PyTorch's
     thousand::gelu_backward   its backward, an op too
@@ -40,11 +40,14 @@ from thousand.optional import require
 torch = require("torch", "B15's PyTorch extension")
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "gelu_extension.cu"
+# the host side (C++ compiler: checks, binding) and the launches (nvcc)
+SOURCES = (HERE / "gelu_extension.cpp", HERE / "gelu_extension.cu")
+SOURCE = SOURCES[1]  # the file that includes the package's kernels
 EMPTY = HERE / "empty.cu"  # the empty kernel, which PyCUDA also compiles alone
 NAME = "thousand_gelu"  # the extension's Python module
 # Everything the build compiles: a change to any of them is a new build.
-BUILT_FROM = (SOURCE, EMPTY, *(KERNEL_DIR / f for f in ("gelu.cu", "gelu_backward.cu")))
+KERNEL_FILES = ("gelu.cu", "gelu_backward.cu", "gelu.cuh")
+BUILT_FROM = (*SOURCES, EMPTY, *(KERNEL_DIR / f for f in KERNEL_FILES))
 
 
 class NinjaMissing(CudaUnavailable):
@@ -134,7 +137,7 @@ def load():
     try:
         return cpp_extension.load(
             name=NAME,
-            sources=[str(SOURCE)],
+            sources=[str(p) for p in SOURCES],
             extra_include_paths=[str(KERNEL_DIR)],  # #include "gelu.cu" finds it
             extra_cflags=["-O3"],
             extra_cuda_cflags=["-O3"],  # the host code too: nvcc's default is -O0
@@ -143,8 +146,8 @@ def load():
         )
     except (RuntimeError, subprocess.CalledProcessError) as e:
         raise ExtensionBuildError(
-            f"building {SOURCE.name} with the CUDA toolkit in {toolkit} failed "
-            f"(build folder {folder}): {e}"
+            f"building {NAME} ({', '.join(p.name for p in SOURCES)}) with the CUDA "
+            f"toolkit in {toolkit} failed (build folder {folder}): {e}"
         ) from e
 
 
@@ -152,7 +155,7 @@ def load():
 
 
 def _check(t: torch.Tensor, name: str, like: torch.Tensor | None = None) -> None:
-    """What gelu_extension.cu's check() refuses, refused alike on the CPU and in
+    """What gelu_extension.cpp's check() refuses, refused alike on the CPU and in
     the fake (so torch.compile reports it while tracing)."""
     if t.dtype != torch.float32:
         raise TypeError(

@@ -101,7 +101,12 @@ EXPERIMENT = Experiment(
     },
     run=run,
     families=("gelu", "gelu_backward"),
-    files=("beyond/extension.py", "beyond/gelu_extension.cu", "beyond/empty.cu"),
+    files=(
+        "beyond/extension.py",
+        "beyond/gelu_extension.cpp",
+        "beyond/gelu_extension.cu",
+        "beyond/empty.cu",
+    ),
     gpu_only="it builds a CUDA extension with nvcc and times launches on a GPU",
     notes={
         "native_us": Note(
