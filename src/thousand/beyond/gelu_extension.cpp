@@ -16,6 +16,7 @@
 #include <torch/extension.h>
 
 #include <cstdint>
+#include <string>
 
 // gelu_extension.cu
 cudaError_t launch_gelu(const float* x, float* y, int n, bool aligned,
@@ -30,6 +31,17 @@ namespace {
 // width: thousand.cuda.INDEX_LIMIT, the launchers' bound.
 constexpr int64_t kIndexLimit = (int64_t{1} << 31) - (int64_t{1} << 24);
 
+// "[2, 3]". Not c10's operator<< for IntArrayRef: with PyTorch 2.11's wheel and the
+// H200 machine's g++ 13, a message that streamed t.sizes() or t.strides() crashed
+// the process (a segmentation fault) instead of raising.
+std::string dims(c10::IntArrayRef a) {
+    std::string s = "[";
+    for (size_t i = 0; i < a.size(); ++i) {
+        s += (i ? ", " : "") + std::to_string(a[i]);
+    }
+    return s + "]";
+}
+
 // --8<-- [start:check]
 // PyTorch would hand a kernel any tensor: CPU memory, float64, a transposed view.
 // Each becomes a Python ValueError or TypeError that names the argument.
@@ -40,14 +52,15 @@ void check(const torch::Tensor& t, const char* name,
     TORCH_CHECK_TYPE(t.scalar_type() == torch::kFloat, "thousand::gelu: ", name,
                      " must be float32, got ", t.scalar_type(), " (use .float())");
     TORCH_CHECK_VALUE(t.is_contiguous(), "thousand::gelu: ", name,
-                      " must be contiguous, got strides ", t.strides(),
+                      " must be contiguous, got strides ", dims(t.strides()),
                       " (use .contiguous())");
     TORCH_CHECK_VALUE(t.numel() <= kIndexLimit, "thousand::gelu: ", name, " has ",
                       t.numel(), " elements; the kernels' int indices reach ",
                       kIndexLimit);
     if (like != nullptr) {
         TORCH_CHECK_VALUE(t.sizes() == like->sizes(), "thousand::gelu: ", name,
-                          " must have x's shape ", like->sizes(), ", got ", t.sizes());
+                          " must have x's shape ", dims(like->sizes()), ", got ",
+                          dims(t.sizes()));
         TORCH_CHECK_VALUE(t.device() == like->device(), "thousand::gelu: ", name,
                           " must be on x's device ", like->device(), ", got ",
                           t.device());
