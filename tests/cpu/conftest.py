@@ -6,12 +6,15 @@ import pytest
 
 from tests.helpers import require_tool
 from thousand import cpu
-from thousand.cuda import use_backend
+from thousand.cuda import gpu_status, use_backend
 
-# B13's Triton kernels run in Triton's interpreter here. Triton reads the switch when
-# it first decorates a function (its own tl.sum among them), so it is set before any
-# test module, or torch, can import triton.
-os.environ.setdefault("TRITON_INTERPRET", "1")
+# B13's Triton kernels run in Triton's interpreter in this layer. Triton reads the
+# switch when it first decorates a function (its own tl.sum among them), so it is set
+# before any test module, or torch, imports triton: but only where no GPU layer can
+# share the process (the GPU run collects this folder too, and its Triton must
+# compile for the GPU).
+if os.environ.get("THOUSAND_BACKEND") == "cpu" or not gpu_status()[0]:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 @pytest.fixture(scope="module")
