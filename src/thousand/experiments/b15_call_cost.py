@@ -117,7 +117,7 @@ EXPERIMENT = Experiment(
             "extension function (pybind11), per call (µs)",
         ),
         "op_us": Note(
-            "自定义算子（经调度器），每次调用（微秒）",
+            "自定义算子（经分发器），每次调用（微秒）",
             "custom op (through the dispatcher), per call (µs)",
         ),
         "launch_us": Note(
