@@ -145,11 +145,17 @@ CONFIGS_4BYTE = [
 # --8<-- [end:configs]
 
 
+# What a tuned config is kept for: the sizes, the operands' layouts (B stored
+# K-major wants other tiles than row-major B) and the precision (TF32 on tensor
+# cores against full float32 on CUDA cores). Triton adds the dtypes itself.
+KEY = ["M", "N", "K", "sam", "sak", "sbk", "sbn", "PRECISION"]
+
+
 def _tuned(configs):
     # the interpreter cannot time a config (no CUDA events): it runs the first
     if _interpreted():
         configs = configs[:1]
-    return triton.autotune(configs=configs, key=["M", "N", "K"])(matmul_grouped)
+    return triton.autotune(configs=configs, key=KEY)(matmul_grouped)
 
 
 def _interpreted() -> bool:
@@ -240,9 +246,10 @@ def matmul_v2(a, b, out=None, precision="tf32"):
 
 
 def matmul_v3(a, b, out=None, precision="tf32", configs=None):
-    """v2 autotuned: the first call at each (M, N, K) times every config of the
-    list for the operands' width and keeps the fastest. configs=2 or 4 picks a
-    width's list whatever the dtype (to show what the wrong list costs)."""
+    """v2 autotuned: the first call for each KEY (sizes, layouts, precision) times
+    every config of the list for the operands' width and keeps the fastest.
+    configs=2 or 4 picks a width's list whatever the dtype (to show what the
+    wrong list costs)."""
     c = _check(a, b, out, precision)
     width = configs or a.element_size()
     if width not in TUNED:

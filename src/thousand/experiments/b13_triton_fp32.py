@@ -144,8 +144,8 @@ EXPERIMENT = Experiment(
             "Triton TF32 with B K-major, 8192³, share of cuBLAS TF32",
         ),
         "tf32_over_v8_big": Note(
-            "Triton TF32 比 CUDA C v8 快（倍，8192³）",
-            "Triton TF32 over CUDA C v8 (times, 8192³)",
+            "Triton TF32 的速度是 CUDA C v8 的（倍，8192³）",
+            "Triton TF32's speed over CUDA C v8's (times, 8192³)",
             "{:,.1f}×",
         ),
         "v8_big": _share(
