@@ -14,6 +14,18 @@ def require_tool(name: str) -> str:
     unavailable(f"{name} is not installed")
 
 
+def require_module(name: str):
+    """A package the test needs (nbformat for the notebook pages): skip where it is
+    missing, fail where CI=true. Imported here, not at the top of the test module,
+    so that a GPU machine without it still collects every other test."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        unavailable(f"{name} is not installed (pip install -e '.[test]')")
+
+
 def unavailable(reason: str):
     """Something a test needs is missing: skip with the reason, but fail where
     CI=true, so CI cannot pass without having run the test."""

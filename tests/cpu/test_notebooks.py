@@ -5,10 +5,9 @@ Whether the outputs are the GPU run's own is test_ledger's job (output sha256)."
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from tests.helpers import execute_notebook
+from tests.helpers import execute_notebook, require_module
 from thousand.bench.ledger import ROOT, notebooks
 
 NOTEBOOKS = notebooks()
@@ -27,6 +26,7 @@ def test_there_is_a_notebook_page_in_each_language():
     "path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix()
 )
 def test_languages_share_the_code(path: Path):
+    nbformat = require_module("nbformat")
     rel = path.relative_to(ROOT / "docs")
     other = (
         ROOT
@@ -41,6 +41,7 @@ def test_languages_share_the_code(path: Path):
     "path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix()
 )
 def test_outputs_are_a_clean_run(path: Path):
+    nbformat = require_module("nbformat")
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
     counts = []

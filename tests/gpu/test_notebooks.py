@@ -7,10 +7,9 @@ there under its repository path; `python -m thousand.bench` then puts it in plac
 import os
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from tests.helpers import execute_notebook
+from tests.helpers import execute_notebook, require_module
 from thousand.bench.ledger import ROOT, notebooks
 
 pytestmark = pytest.mark.gpu
@@ -20,6 +19,7 @@ pytestmark = pytest.mark.gpu
     "path", notebooks(), ids=lambda p: p.relative_to(ROOT).as_posix()
 )
 def test_notebook_runs(path: Path, record_property):
+    nbformat = require_module("nbformat")
     key = path.relative_to(ROOT).as_posix()
     record_property("notebook", key)
     # The GPU run sets THOUSAND_BACKEND=gpu; no page may show a traceback.
