@@ -156,7 +156,17 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
         ax.set_xlabel(result["x"]["label"])
         ax.set_ylabel(result["y"]["label"])
         ax.grid(True, which="major", alpha=0.3)
-        if len(result["series"]) > 1 or result["kind"] == "lines":
+        if result["kind"] == "bars" and len(result["series"]) > 1:
+            # the legend above the tallest bar, never over it: a band of headroom
+            # across the top holds it, entries side by side while they fit the width
+            names = [str(n) for n in result["series"]]
+            ncol = min(len(names), 3) if sum(map(len, names)) < 60 else 1
+            rows = math.ceil(len(names) / ncol)
+            if not result["y"].get("log"):
+                lo, hi = ax.get_ylim()
+                ax.set_ylim(lo, hi * (1.1 + 0.1 * rows))
+            ax.legend(fontsize=8, loc="upper left", ncol=ncol)
+        elif len(result["series"]) > 1 or result["kind"] == "lines":
             ax.legend(fontsize=8)
     ax.set_title(textwrap.fill(title, 80), fontsize=10)  # long titles wrap, not clip
     fig.tight_layout()
