@@ -26,6 +26,19 @@ def require_module(name: str):
         unavailable(f"{name} is not installed (pip install -e '.[test]')")
 
 
+def torch_on_gpu():
+    """PyTorch with a CUDA GPU, for the GPU layer's checks of thousand.beyond: a
+    clear error without a GPU or PyCUDA (driver()), a skip where PyTorch sees no GPU
+    (a CPU build of PyTorch)."""
+    from thousand.cuda import driver
+
+    driver()
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA GPU (a CPU build of PyTorch?)")
+    return torch
+
+
 def unavailable(reason: str):
     """Something a test needs is missing: skip with the reason, but fail where
     CI=true, so CI cannot pass without having run the test."""

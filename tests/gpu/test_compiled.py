@@ -7,7 +7,7 @@ The CPU layer (tests/cpu/test_compiled.py) runs Inductor's C++ path."""
 import numpy as np
 import pytest
 
-from thousand.cuda import driver
+from tests.helpers import torch_on_gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -17,10 +17,7 @@ TOL = 1e-4  # norm-wise, float32 (TF32 off) summed in another order by fused ker
 
 @pytest.fixture(scope="module")
 def C():
-    driver()  # a clear error without a GPU or PyCUDA
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA GPU")
+    torch = torch_on_gpu()
     from thousand.beyond import compiled, interpreted
 
     assert not interpreted(), "TRITON_INTERPRET is set on the GPU run"

@@ -8,7 +8,7 @@ checks the op's CPU path and the build's refusals."""
 import numpy as np
 import pytest
 
-from thousand.cuda import driver
+from tests.helpers import torch_on_gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -19,10 +19,7 @@ SIZES = [1, 3, 1001, 2**20 + 3]
 
 @pytest.fixture(scope="module")
 def E():
-    driver()  # a clear error without a GPU or PyCUDA
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA GPU (a CPU build of PyTorch?)")
+    torch = torch_on_gpu()
     from thousand.beyond import extension
 
     extension.load()  # the build: nvcc and ninja; its errors fail every test here

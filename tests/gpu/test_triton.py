@@ -5,7 +5,7 @@ large sizes. The CPU layer runs the same kernels in Triton's interpreter."""
 import numpy as np
 import pytest
 
-from thousand.cuda import driver
+from tests.helpers import torch_on_gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -16,10 +16,7 @@ KINDS = [("float16", "tf32"), ("bfloat16", "tf32"), ("float32", "tf32"),
 
 @pytest.fixture(scope="module")
 def tri():
-    driver()  # a clear error without a GPU or PyCUDA
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA GPU")
+    torch_on_gpu()
     from thousand.beyond import interpreted, triton_matmul, triton_softmax
 
     assert not interpreted(), "TRITON_INTERPRET is set on the GPU run"
