@@ -651,6 +651,10 @@ def main(argv: list[str]) -> int:
         f"\nwrote {path.relative_to(L.ROOT)}, docs/assets/outputs/"
         f"{ledger['device']['slug']}/ and the notebooks' outputs"
     )
+    print(
+        "before committing them, run `python -m thousand.site drift` and re-read "
+        "the posts it lists: their figures moved, the sentences about them did not"
+    )
     if old is not None:
         took = time.perf_counter() - started
         families = sorted(plan["kernels"] - {"copy"})

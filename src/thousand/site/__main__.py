@@ -3,6 +3,8 @@
     python -m thousand.site build [--site-dir DIR]  # DIR (Chinese) and DIR/en (English)
     python -m thousand.site serve [--port N] [--site-dir DIR]  # build, then serve DIR
     python -m thousand.site measure [--page P]  # build time; a post's first-load bytes
+    python -m thousand.site drift [--since REV] [--margin PCT]  # after a GPU run:
+        # the figures each post renders that moved since REV (default HEAD)
 
 One MkDocs build per language (Material's recommended set-up); `mkdocs serve` would
 show only one of them, so `serve` builds both and serves the result as it is.
@@ -19,6 +21,7 @@ import argparse
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -147,7 +150,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m thousand.site",
         description="Build both languages of the site (Chinese at /, English at "
-        "/en/), serve them, or measure the build and a first visit.",
+        "/en/), serve them, measure the build and a first visit, or list the "
+        "figures on the posts that a GPU run moved.",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     site_dir = {
@@ -163,11 +167,69 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--site-dir", **site_dir)
     m = sub.add_parser("measure", help="build time and a post's first-load bytes")
     m.add_argument("--page", default="blog/why-gpu/", help="default blog/why-gpu/")
+    d = sub.add_parser(
+        "drift",
+        help="after a GPU run: the figures each post renders that moved since a "
+        "revision, so those posts are re-read before the run is committed",
+    )
+    d.add_argument(
+        "--since",
+        default="HEAD",
+        metavar="REV",
+        help="compare the working tree's ledger with the one committed at REV "
+        "(default HEAD: the run before this one)",
+    )
+    d.add_argument(
+        "--margin",
+        type=percent,
+        default=5.0,
+        metavar="PCT",
+        help="list a figure that moved by more than PCT percent (default 5)",
+    )
+    d.add_argument(
+        "--ledger",
+        default=None,
+        metavar="SLUG",
+        help="the GPU model's ledger, docs/assets/results/SLUG.json (default: the "
+        "one the site renders, extra.results in mkdocs.yml)",
+    )
     return p
+
+
+def percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < 1000:
+        raise argparse.ArgumentTypeError(f"{value} is not a margin in percent")
+    return value
+
+
+def rendered_ledger() -> str:
+    """extra.results in mkdocs.yml: the GPU model whose ledger the pages render."""
+    found = re.search(r"^\s+results:\s*(\S+)", (ROOT / "mkdocs.yml").read_text(), re.M)
+    if not found:
+        sys.exit("python -m thousand.site drift: mkdocs.yml names no extra.results")
+    return found.group(1)
+
+
+def run_drift(since: str, margin_pct: float, slug: str | None) -> int:
+    from thousand.site import drift
+
+    margin = margin_pct / 100
+    try:
+        moved, langs = drift.drift(ROOT, slug or rendered_ledger(), since, margin)
+    except drift.DriftError as e:
+        sys.exit(f"python -m thousand.site drift: {e}")
+    print(drift.report(moved, langs, since, margin), end="")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "drift":
+        return run_drift(args.since, args.margin, args.ledger)
     if args.command == "measure":
         from thousand.site import browser, measure
 
