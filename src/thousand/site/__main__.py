@@ -191,7 +191,7 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="SLUG",
         help="the GPU model's ledger, docs/assets/results/SLUG.json (default: the "
-        "one the site renders, extra.results in mkdocs.yml)",
+        "one the pages render)",
     )
     return p
 
