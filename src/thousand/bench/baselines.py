@@ -563,6 +563,14 @@ def _numpy_attention_bf16(q, k, v, causal):
     return _numpy_attention(*(a.astype(np.float32) for a in (q, k, v)), causal)
 
 
+def _numpy_matmul_nt(a, bt):
+    """A B^T as a NumPy user writes it, the transposed view, no copy; bf16 operands
+    (NumPy has no bf16 arithmetic) widened to float32 once, untimed."""
+    a, bt = a.astype(np.float32, copy=False), bt.astype(np.float32, copy=False)
+    out = np.empty((a.shape[0], bt.shape[0]), np.float32)
+    return lambda: np.matmul(a, bt.T, out=out)
+
+
 def _numpy_attention_backward(q, k, v, o, do, lse, causal):
     """P from the scores and lse, then dV, dP, dS, dQ, dK one batch at a time,
     packed (3, B, H, T, d) as the kernel packs them."""
@@ -623,6 +631,8 @@ NUMPY = {
         lambda a, b, out: np.matmul(a.T, b, out=out),
         lambda a, b: (a.shape[1], b.shape[1]),
     ),
+    "matmul_wgmma": _numpy_matmul_nt,
+    "matmul_wgmma_tf32": _numpy_matmul_nt,
     "neuron_layer": _numpy_neuron_layer,
     "reduce": _numpy_into(
         lambda x, out: np.sum(x, keepdims=True, out=out), lambda x: (1,)
@@ -725,17 +735,32 @@ def torch_ops():
         o = torch.empty_like(b)
         return lambda: torch.addmv(b, W, x, out=o).sigmoid_()
 
-    def matmul_tf32(a, b):
-        o = a.new_empty((a.shape[0], b.shape[1]))
+    def with_tf32(product):
+        """cuBLAS with TF32 on, for a TF32 kernel: product(a, b, out)."""
 
-        def run():  # the switch is read when the call is made; put it back after
-            torch.backends.cuda.matmul.allow_tf32 = True
-            try:
-                return torch.matmul(a, b, out=o)
-            finally:
-                torch.backends.cuda.matmul.allow_tf32 = False
+        def make(a, b):
+            o = product(a, b, None)
 
-        return run
+            def run():  # the switch is read when the call is made; put it back after
+                torch.backends.cuda.matmul.allow_tf32 = True
+                try:
+                    return product(a, b, o)
+                finally:
+                    torch.backends.cuda.matmul.allow_tf32 = False
+
+            return run
+
+        return make
+
+    def nt(a, bt, out):  # A B^T, B given K-major (N x K): cuBLAS reads the view
+        if out is None:
+            return a.new_empty((a.shape[0], bt.shape[0]))
+        return torch.matmul(a, bt.T, out=out)
+
+    def nn(a, b, out):
+        if out is None:
+            return a.new_empty((a.shape[0], b.shape[1]))
+        return torch.matmul(a, b, out=out)
 
     def axpy(x, y):
         from thousand.kernels.axpy import A
@@ -964,7 +989,9 @@ def torch_ops():
             lambda a, b: a.new_empty((a.shape[1], b.shape[1])),
         ),
         "neuron_layer": neuron_layer,
-        "matmul_tf32": matmul_tf32,
+        "matmul_tf32": with_tf32(nn),
+        "matmul_wgmma": into(nt, lambda a, bt: nt(a, bt, None)),
+        "matmul_wgmma_tf32": with_tf32(nt),
         "reduce": into(
             lambda x, out: torch.sum(x, dim=0, keepdim=True, out=out),
             lambda x: x.new_empty(1),

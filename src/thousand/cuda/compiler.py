@@ -15,6 +15,12 @@ from .errors import BuildCacheError, NvccMissing
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels"
 NVCC_FLAGS = ["-std=c++17", "-lineinfo"]
+# Families built for one GPU's own instruction set rather than the device's default:
+# wgmma and setmaxnreg exist only in sm_90a, Hopper's architecture-specific target.
+TARGETS = {
+    "matmul_wgmma": ("compute_90a", "sm_90a"),
+    "matmul_wgmma_tf32": ("compute_90a", "sm_90a"),
+}
 
 
 def nvcc_path() -> str:
@@ -84,10 +90,13 @@ def module(family: str | Path):
     nvcc = nvcc_path()
     from pycuda.compiler import SourceModule
 
+    arch, code = TARGETS.get(str(family), (None, None))
     return SourceModule(
         source_path(family).read_text(),
         nvcc=nvcc,
         options=NVCC_FLAGS,
+        arch=arch,
+        code=code,
         no_extern_c=True,  # the .cu files declare their kernels extern "C" themselves
         include_dirs=[str(KERNEL_DIR), str(source_path(family).parent)],
     )

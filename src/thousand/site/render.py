@@ -596,6 +596,8 @@ def target_lines(targets: list[dict], t: dict) -> str:
 LIBRARY_NAMES = {
     "matmul": "cuBLAS, TF32 off",
     "matmul_tf32": "cuBLAS, TF32 on",
+    "matmul_wgmma": "cuBLAS, bf16",
+    "matmul_wgmma_tf32": "cuBLAS, TF32 on",
     "reduce": "torch.sum",
 }
 
