@@ -1,7 +1,10 @@
-"""The benchmarks page (src/thousand/site/benchmarks.py): every kernel version of
-every ledger in a table, each figure the ledger's own value formatted, "–" where a
-figure is missing, one section and one set of charts per GPU, and a clear error for
-a ledger it cannot render. Rendered directly, without a site build."""
+"""The benchmarks pages (src/thousand/site/benchmarks.py): an overview that lists
+every kernel family by track and post and gives each GPU's device, runs and targets,
+and one generated page per post with a chart and a table per family. Every version
+of every ledger is in its family's table, each figure the ledger's own value
+formatted, "–" where a figure is missing; every chart and table names the baseline
+each version is measured against; a ledger the pages cannot render is a clear error.
+Rendered directly, without a site build."""
 
 import json
 import re
@@ -10,111 +13,123 @@ import pytest
 
 from thousand.bench import ledger as L
 from thousand.site import benchmarks as B
-from thousand.site import render
+from thousand.site import render, tracks
 
 LEDGERS = B.load_all()
-COLUMN_OF = {
-    lang: {v: k for k, v in {**render.TEXT[lang], **B.TEXT[lang]}["cols"].items()}
-    for lang in ("zh", "en")
-}
+FAMILIES = B._families_of(LEDGERS)
+PAGES = B.catalogue(FAMILIES)
 
 
-def _sections(markdown: str) -> dict[str, str]:
-    """GPU name -> its part of the page (from its `## ` heading to the next)."""
-    parts = re.split(r"^## (.+?) \{ #[\w-]+ \}$", markdown, flags=re.M)
+def _overview(lang: str, ledgers=None) -> str:
+    md = (L.ROOT / "docs" / lang / B.INDEX).read_text()
+    return B.render_page(md, B.INDEX, lang, ledgers)
+
+
+def _sections(markdown: str, level: str = "##") -> dict[str, str]:
+    """Heading -> its part of the page, up to the next heading of that level."""
+    parts = re.split(rf"^{level} (.+?) \{{ #[\w-]+ \}}$", markdown, flags=re.M)
     return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
-def _rows(section: str, lang: str) -> dict[str, dict[str, str]]:
-    """Kernel name -> {column id: cell} for every table row of a section."""
+def _families(markdown: str) -> dict[str, str]:
+    """Family -> its section of a generated page."""
+    return {name.strip("`"): s for name, s in _sections(markdown).items()}
+
+
+def _rows(section: str) -> dict[str, dict[str, str]]:
+    """Kernel name -> {header: cell} for the table rows of a section."""
     rows, header = {}, None
     for line in section.splitlines():
-        if not line.startswith("|") or line.startswith("|---"):
-            if not line.startswith("|"):
-                header = None
+        if not line.startswith("|"):
+            header = None
+            continue
+        if line.startswith("|---"):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
         if header is None:
-            header = [COLUMN_OF[lang][c] for c in cells]
+            header = cells
             continue
         row = dict(zip(header, cells, strict=True))
-        name = re.match(r"`(\w+)`", row["version_teaches"]).group(1)
-        assert name not in rows, f"{name} twice in one GPU's tables"
+        name = re.match(r"`(\w+)`", cells[0]).group(1)
+        assert name not in rows, f"{name} twice in one table"
         rows[name] = row
     return rows
 
 
-def _page(lang: str, ledgers=None) -> str:
-    md = (L.ROOT / "docs" / lang / "benchmarks.md").read_text()
-    return B.render_page(md, "benchmarks.md", lang, ledgers)
+def _page_of(family: str, ledgers=None, lang: str = "en") -> str:
+    ledgers = LEDGERS if ledgers is None else ledgers
+    pages = B.catalogue(B._families_of(ledgers))
+    (page,) = [p for p in pages if family in p.home]
+    return B.render_post_page(page, pages, ledgers, lang)
 
 
-# -- the real ledgers -------------------------------------------------------------
+# -- which page a family is on ----------------------------------------------------
 
 
-def test_both_pages_hold_the_directive_once_and_render_it():
-    for lang in ("zh", "en"):
-        md = (L.ROOT / "docs" / lang / "benchmarks.md").read_text()
-        assert len(B.DIRECTIVE.findall(md)) == 1, f"{lang}: one <!-- benchmarks -->"
-        out = _page(lang)
-        assert "<!-- benchmarks -->" not in out
-        assert len(out) > len(md) + 2000
+def test_every_family_has_one_page_and_the_pages_follow_the_tracks():
+    homes = [f for p in PAGES for f in p.home]
+    assert sorted(homes) == sorted(FAMILIES), "each family on exactly one page"
+    order = [p["id"] for t in tracks.tracks().values() for p in t["points"]]
+    points = [p.point for p in PAGES if p.point]
+    assert points == sorted(points, key=order.index)
+    assert all(p.point is None for p in PAGES[len(points) :])  # other kernels last
+
+
+def test_a_family_lives_with_its_ladder_and_every_post_lists_what_it_shows():
+    home = B._homes(PAGES)
+    assert home["matmul"].slug == "matrix-multiplication"  # B1 tables it, B9 ladders
+    assert home["copy"].slug == "why-gpu"  # the first post in track order
+    assert home["transpose"].slug == "memory-hierarchy"  # not B17, which tables it
+    why = next(p for p in PAGES if p.slug == "why-gpu")
+    assert "matmul" in why.shows and "matmul" not in why.home
+
+
+def test_both_languages_get_the_same_pages():
+    zh, en = B.pages("zh", LEDGERS), B.pages("en", LEDGERS)
+    assert set(zh) == set(en) and len(zh) >= 10
+    assert [list(x.values())[0] for x in B.nav("zh", LEDGERS)] == list(zh)
+    for uri in zh:
+        assert uri.startswith("benchmarks/") and uri.endswith(".md")
+        assert "<!--" not in zh[uri] and "<!--" not in en[uri]
+
+
+def test_a_family_no_post_shows_goes_to_the_other_kernels_page():
+    pages = B.catalogue(FAMILIES | {"zz_unshown"})
+    assert pages[-1].slug == B.OTHER and "zz_unshown" in pages[-1].home
+
+
+def test_the_nav_gets_the_pages_under_the_overview():
+    from thousand.site.hooks import _nav_with
+
+    nav = [{"Home": "index.md"}, {"Benchmarks": B.INDEX}, {"Glossary": "g.md"}]
+    pages = B.nav("en", LEDGERS)
+    out = _nav_with(nav, pages)
+    assert out[0] == nav[0] and out[2] == nav[2]
+    assert out[1] == {"Benchmarks": [B.INDEX, *pages]}
+    assert pages[0] == {"A1 · The McCulloch–Pitts neuron": "benchmarks/mp-neuron.md"}
+
+
+# -- the overview ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_every_version_of_every_ledger_is_in_its_gpu_table(lang):
-    sections = _sections(_page(lang))
-    assert set(sections) == {x["device"]["name"] for x in LEDGERS}
-    for ledger in LEDGERS:
-        section = sections[ledger["device"]["name"]]
-        rows = _rows(section, lang)
-        assert set(rows) == set(ledger["kernels"]), ledger["device"]["name"]
-        assert ledger["run"]["date"] in section
-        assert ledger["run"]["commit"][:10] in section
-        for target in ledger["targets"]:
-            assert f"`{target['kernel']}` " in section
-
-
-def test_every_figure_is_the_ledger_value_formatted():
-    sections = _sections(_page("en"))
-    for ledger in LEDGERS:
-        d = ledger["device"]
-        rows = _rows(sections[d["name"]], "en")
-        for name, k in ledger["kernels"].items():
-            row = rows[name]
-            assert row["time"] == f"{k['median_ms']:.3f}", name
-            if "gbps" in k:
-                assert row["rate"] == f"{k['gbps']:,.0f} GB/s", name
-                assert row["pct_copy"] == f"{k['pct_of_copy']:.1f}%", name
-                pct = 100 * k["gbps"] / d["peak_bandwidth_gbps"]
-                assert row["pct_peak"] == f"{pct:.1f}%", name
-            else:
-                assert row["rate"] == f"{k['gflops']:,.0f} GFLOP/s", name
-                assert "pct_copy" not in row and "pct_peak" not in row, name
-            assert row["numpy"] == f"{k['speedup_vs_numpy']:,.1f}×", name
-            torch = k.get("pct_of_torch")  # None: PyTorch has no such operation
-            if torch is None:
-                expected = render.DASH
-            else:
-                expected = f"{torch:.0f}%" if torch >= 1 else f"{torch:.1g}%"
-            assert row["torch"] == expected, name
-            assert row["check"] == f"{k['check']['cases']} cases pass", name
-            assert row["version_teaches"].startswith(f"`{name}`<br>"), name
-
-
-def test_the_chinese_page_says_what_each_version_teaches_in_chinese():
-    sections = _sections(_page("zh"))
-    names = render.TEXT["zh"]["teaches_names"]
-    for ledger in LEDGERS:
-        rows = _rows(sections[ledger["device"]["name"]], "zh")
-        for name, k in ledger["kernels"].items():
-            if k.get("teaches") in names:
-                cell = rows[name]["version_teaches"]
-                assert re.search(r"[\u4e00-\u9fff]", cell), cell
+def test_the_overview_links_every_family_and_every_page(lang):
+    md = (L.ROOT / "docs" / lang / B.INDEX).read_text()
+    assert len(B.DIRECTIVE.findall(md)) == 1, f"{lang}: one <!-- benchmarks -->"
+    assert "{ #columns }" in md  # the generated pages link the column guide
+    out = _overview(lang)
+    assert "<!-- benchmarks -->" not in out
+    home = B._homes(PAGES)
+    for family in FAMILIES:
+        rel = home[family].uri.removeprefix("benchmarks/")
+        assert f"[`{family}`]({rel}#{family})" in out, family
+    for page in PAGES:
+        if page.home:
+            assert f"]({page.uri.removeprefix('benchmarks/')})" in out, page.slug
 
 
 def test_the_device_facts_come_from_the_ledger():
-    sections = _sections(_page("en"))
+    sections = _sections(_overview("en"))
     for ledger in LEDGERS:
         d = ledger["device"]
         section = sections[d["name"]]
@@ -130,30 +145,91 @@ def test_the_device_facts_come_from_the_ledger():
             f"PyTorch {d['torch']}",
         ]:
             assert text in section, text
+        for run in ledger["runs"]:  # every run, folded away below the facts
+            assert run["date"] in section and str(run["commit"])[:10] in section
+        for target in ledger["targets"]:
+            assert f"`{target['kernel']}` " in section
 
 
-def test_the_charts_are_svg_with_every_bandwidth_version_and_are_stable():
-    charts = B.svgs(LEDGERS)
+# -- a family's section -------------------------------------------------------------
+
+
+def test_every_version_is_in_its_family_table_as_the_ledger_has_it():
     for ledger in LEDGERS:
-        slug = B.gpu_slug(ledger)
-        svg = charts[f"assets/benchmarks/{slug}-bandwidth.svg"].decode()
-        assert svg.startswith("<?xml") and "<svg" in svg and len(svg) > 20_000
-        # matplotlib writes each text as a comment above its glyph paths.
-        for name, k in ledger["kernels"].items():
-            if "gbps" in k:
-                assert f"<!-- {name} -->" in svg, name
-        peak = ledger["device"]["copy_peak_gbps"]
-        assert f"{peak:,.0f} GB/s" in svg
-        if any("gflops" in k for k in ledger["kernels"].values()):
-            compute = charts[f"assets/benchmarks/{slug}-compute.svg"].decode()
-            assert "<!-- PyTorch: matmul -->" in compute
-    assert B.svgs(LEDGERS) == charts, "the SVG bytes differ from one build to the next"
+        d = ledger["device"]
+        for family in {k["family"] for k in ledger["kernels"].values()}:
+            rows = _rows(_families(_page_of(family))[family])
+            entries = B._entries(ledger, family)
+            assert set(rows) == {f"{family}_v{k['version']}" for k in entries}
+            for k in entries:
+                name = f"{family}_v{k['version']}"
+                row = rows[name]
+                assert row["time (ms)"] == f"{k['median_ms']:.3f}", name
+                if not B._compute_bound(entries):
+                    assert row["GB/s"] == f"{k['gbps']:,.0f}", name
+                    assert row["% of copy"] == f"{k['pct_of_copy']:.1f}%", name
+                    pct = 100 * k["gbps"] / d["peak_bandwidth_gbps"]
+                    assert row["% of theoretical"] == f"{pct:.1f}%", name
+                else:
+                    assert row["GFLOP/s"] == f"{k['gflops']:,.0f}", name
+                    assert "% of copy" not in row, name
+                assert row["× NumPy"] == f"{k['speedup_vs_numpy']:,.1f}×", name
+                torch = k.get("pct_of_torch")  # None: PyTorch has no such operation
+                expected = render.DASH if torch is None else render._pct(torch)
+                assert row["% of baseline"].split("<br>")[0] == expected, name
+                assert row["version: what it teaches"].startswith(f"`{name}`")
 
 
-def test_the_charts_are_linked_from_the_page_where_the_hook_puts_them():
-    page = _page("en")
-    for uri in B.svgs(LEDGERS):
-        assert f"]({uri})" in page
+def test_matmul_v8_is_measured_against_cublas_with_tf32_on_and_says_so():
+    section = _families(_page_of("matmul"))["matmul"]
+    assert "Baseline: cuBLAS through PyTorch, TF32 off" in section
+    assert "`matmul_v8` is measured against cuBLAS through PyTorch, TF32 on" in section
+    rows = _rows(section)
+    tf32 = "<small>cuBLAS through PyTorch, TF32 on</small>"
+    assert rows["matmul_v8"]["% of baseline"].endswith(tf32)
+    assert "<br>" not in rows["matmul_v7"]["% of baseline"]
+    # in the chart, each row's mark is its own baseline, named in the legend
+    chart = section[section.index("<figure") : section.index("</figure>")]
+    marks = dict(re.findall(r'__label">(v\d+)<.*?mark--(b\d)"', chart))
+    assert marks["v8"] != marks["v7"] == marks["v1"]
+    assert f'mark--{marks["v8"]}"></span>cuBLAS through PyTorch, TF32 on' in chart
+    zh = _families(_page_of("matmul", lang="zh"))["matmul"]
+    assert "`matmul_v8` 的基线是 cuBLAS（经 PyTorch），开启 TF32" in zh
+
+
+def test_a_chart_has_every_version_its_figure_and_a_scale_that_shows_them():
+    section = _families(_page_of("vector_add"))["vector_add"]
+    chart = section[section.index("<figure") : section.index("</figure>")]
+    assert "data-search-exclude" in chart  # the table is what search indexes
+    for k in B._entries(LEDGERS[0], "vector_add"):
+        assert f'__label">v{k["version"]}<' in chart
+        assert f'__value">{B._fmt(k["gbps"])}<' in chart
+    # v1 (one block) is far below the rest, but the others would crowd a log
+    # axis near the peak: this one is linear; the matmul ladder's is not
+    assert "GB/s</span>" in chart and "mark--peak" in chart
+    matmul = _families(_page_of("matmul"))["matmul"]
+    assert "GFLOP/s, log scale" in matmul
+    for width in re.findall(r"(?:width|left):([\d.]+)%", chart + matmul):
+        assert 0 <= float(width) <= 100
+
+
+def test_the_chinese_page_says_what_each_version_teaches_in_chinese():
+    names = render.TEXT["zh"]["teaches_names"]
+    for family in FAMILIES:
+        rows = _rows(_families(_page_of(family, lang="zh"))[family])
+        for k in B._entries(LEDGERS[0], family):
+            if k.get("teaches") in names:
+                cell = rows[f"{family}_v{k['version']}"]["版本与要点"]
+                assert re.search(r"[\u4e00-\u9fff]", cell), cell
+
+
+def test_a_page_links_its_post_the_overview_and_families_shown_elsewhere():
+    why = next(p for p in PAGES if p.slug == "why-gpu")
+    md = B.render_post_page(why, PAGES, LEDGERS, "en")
+    assert "(../blog/posts/why-gpu.md)" in md and "(index.md#columns)" in md
+    assert "[`matmul`](matrix-multiplication.md#matmul)" in md
+    assert "[`copy`](#copy)" in md  # this page's own, for a phone's reader
+    assert md.startswith("---\ndescription: ")
 
 
 def test_post_tables_still_render_through_the_shared_code():
@@ -202,20 +278,22 @@ def _entry(family, version, **fields):
 
 
 def _ledger(name, *, device=None, kernels, targets=()):
-    return {
-        "device": {
-            "name": name,
-            "slug": L.slug(name),
-            "compute_capability": "8.0",
-            "sm_count": 108,
-            "total_memory_bytes": 40 * 2**30,
-            "copy_peak_gbps": 1500.0,
-            **(device or {}),
-        },
-        "run": {"date": "2030-01-02 03:04 UTC", "commit": "abcdef0123456789"},
-        "kernels": {f"{k['family']}_v{k['version']}": k for k in kernels},
-        "targets": list(targets),
-    }
+    return L.upgrade(
+        {
+            "device": {
+                "name": name,
+                "slug": L.slug(name),
+                "compute_capability": "8.0",
+                "sm_count": 108,
+                "total_memory_bytes": 40 * 2**30,
+                "copy_peak_gbps": 1500.0,
+                **(device or {}),
+            },
+            "run": {"date": "2030-01-02 03:04 UTC", "commit": "abcdef0123456789"},
+            "kernels": {f"{k['family']}_v{k['version']}": k for k in kernels},
+            "targets": list(targets),
+        }
+    )
 
 
 @pytest.fixture
@@ -244,39 +322,34 @@ def two_gpus():
 
 
 def test_two_gpus_get_two_sections_and_a_dash_for_every_missing_figure(two_gpus):
-    page = _page("en", two_gpus)
-    assert "[Test GPU Alpha](#test-gpu-alpha)" in page
-    sections = _sections(page)
-    assert list(sections) == ["Test GPU Alpha", "Test GPU Beta"]
-    alpha, beta = (_rows(sections[n], "en") for n in sections)
-    assert set(alpha) == {"copy_v1", "vector_add_v1", "matmul_v1"}
-    assert set(beta) == {"copy_v1", "reduce_v2"}
-
-    assert alpha["copy_v1"]["pct_peak"] == "75.0%"  # 1500 of 2000
-    assert alpha["copy_v1"]["torch"] == "95%"
-    assert alpha["vector_add_v1"]["version_teaches"] == "`vector_add_v1`"
-    assert alpha["vector_add_v1"]["numpy"] == "–"
-    assert alpha["vector_add_v1"]["torch"] == "–"
-    assert alpha["matmul_v1"]["rate"] == "1,234 GFLOP/s"
-    assert beta["copy_v1"]["pct_peak"] == "–"
-    assert beta["reduce_v2"]["check"] == "FAILED (7 cases)"
-    assert beta["reduce_v2"]["pct_copy"] == "–"  # not recorded, not recomputed
-
+    overview = _overview("en", two_gpus)
+    sections = _sections(overview)
+    assert {"Test GPU Alpha", "Test GPU Beta"} <= set(sections)
     facts = sections["Test GPU Beta"]
     assert "– theoretical" in facts and "PyTorch –" in facts and "driver –" in facts
     assert "This run recorded no benchmark targets." in facts
     assert "✅" in sections["Test GPU Alpha"]
 
+    copy = _families(_page_of("copy", two_gpus))["copy"]
+    parts = re.split(r"^### (.+)$", copy, flags=re.M)  # one part per GPU
+    per_gpu = dict(zip(parts[1::2], parts[2::2], strict=True))
+    assert list(per_gpu) == ["Test GPU Alpha", "Test GPU Beta"]
+    alpha, beta = (_rows(per_gpu[n]) for n in per_gpu)
+    assert alpha["copy_v1"]["% of theoretical"] == "75.0%"  # 1500 of 2000
+    assert alpha["copy_v1"]["% of baseline"] == "95%"
+    assert beta["copy_v1"]["% of theoretical"] == "–"
 
-def test_two_gpus_get_their_own_charts(two_gpus):
-    charts = B.svgs(two_gpus)
-    assert set(charts) == {
-        "assets/benchmarks/test-gpu-alpha-bandwidth.svg",
-        "assets/benchmarks/test-gpu-alpha-compute.svg",
-        "assets/benchmarks/test-gpu-beta-bandwidth.svg",
-    }
-    beta = charts["assets/benchmarks/test-gpu-beta-bandwidth.svg"].decode()
-    assert "<!-- reduce_v2 -->" in beta and "theoretical" not in beta
+    vector_add = _rows(_families(_page_of("vector_add", two_gpus))["vector_add"])
+    assert vector_add["vector_add_v1"]["version: what it teaches"] == "`vector_add_v1`"
+    assert vector_add["vector_add_v1"]["× NumPy"] == "–"
+    assert vector_add["vector_add_v1"]["% of baseline"] == "–"
+    reduce = _families(_page_of("reduce", two_gpus))["reduce"]
+    assert "PyTorch has no such operation" in reduce
+    row = _rows(reduce)["reduce_v2"]
+    assert row["checked"] == "FAILED (7 cases)"  # the column stays when one fails
+    assert row["% of copy"] == "–"  # not recorded, not recomputed
+    matmul = _rows(_families(_page_of("matmul", two_gpus))["matmul"])
+    assert matmul["matmul_v1"]["GFLOP/s"] == "1,234"
 
 
 # -- ledgers the page cannot render -------------------------------------------------

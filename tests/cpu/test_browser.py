@@ -292,6 +292,45 @@ def test_math_reads_at_phone_width(built_site, base_url, chromium):
     assert not bad, "\n".join(bad)
 
 
+# The benchmarks pages' bar charts are HTML (src/thousand/site/benchmarks.py): at a
+# phone's width their text keeps a readable size, rows and axis labels stay on the
+# screen and clear of each other, and no figure is cut.
+BARS_CHECK = """() => {
+  const px = e => parseFloat(getComputedStyle(e).fontSize);
+  const text = [...document.querySelectorAll(
+    '.tp-bars__label, .tp-bars__value, .tp-bars__tick, .tp-bars figcaption')];
+  const rows = [...document.querySelectorAll('.tp-bars__row')];
+  const ticks = [...document.querySelectorAll('.tp-bars__axis')].map(a =>
+    [...a.querySelectorAll('.tp-bars__tick')].map(t => t.getBoundingClientRect()));
+  return {
+    charts: document.querySelectorAll('figure.tp-bars').length,
+    small: text.filter(e => px(e) < 11).map(e => e.textContent).slice(0, 5),
+    outside: rows.filter(r => r.getBoundingClientRect().right > innerWidth).length,
+    cut: [...document.querySelectorAll('.tp-bars__value')]
+      .filter(v => v.scrollWidth > v.clientWidth + 1).map(v => v.textContent),
+    crowded: ticks.filter(ts => ts.some((t, i) => i && t.left < ts[i - 1].right))
+      .length,
+    width: document.documentElement.scrollWidth,
+  };
+}"""
+
+
+def test_benchmark_charts_read_at_phone_width(built_site, base_url, chromium):
+    context, page = _open(chromium, width=PHONE)
+    bad, charts = [], 0
+    for path in _pages(built_site):
+        if not path.startswith(("benchmarks/", "en/benchmarks/")):
+            continue
+        page.goto(base_url + path, wait_until="load")
+        found = page.evaluate(BARS_CHECK)
+        charts += found.pop("charts")
+        if found.pop("width") > PHONE or any(found.values()):
+            bad.append(f"/{path}: {found}")
+    context.close()
+    assert charts > 100, charts
+    assert not bad, "\n".join(bad)
+
+
 def test_diagrams_render(visits):
     with_diagrams = {path: v.diagrams for path, v in visits.items() if v.diagrams}
     assert with_diagrams, "no page has a Mermaid diagram to check"
@@ -309,7 +348,9 @@ def test_screenshots(visits, screenshot_dir, capsys):
         print("\nscreenshots: " + " ".join(map(str, shots)))
 
 
-@pytest.mark.parametrize("path", ["", "blog/", POST, "tracks/cuda/"])
+@pytest.mark.parametrize(
+    "path", ["", "blog/", POST, "tracks/cuda/", "benchmarks/matrix-multiplication/"]
+)
 def test_language_switch_lands_on_the_same_page(base_url, page, path):
     # zh -> en, then back from where that landed. Settled before each click, Material
     # has fetched both sitemaps and handles the click itself, keeping the path only

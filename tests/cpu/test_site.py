@@ -75,6 +75,21 @@ def test_the_404_pages_speak_their_language_and_link_within_the_site(site):
             assert href.startswith("/") and not href.startswith("//"), (lang, href)
 
 
+def test_the_benchmarks_pages_are_built_in_both_languages_and_in_the_nav(site):
+    """One generated page per post with kernels (src/thousand/site/benchmarks.py),
+    at the same path in both languages, listed under the overview in the nav."""
+    from thousand.site import benchmarks
+
+    pages = benchmarks.pages("en")
+    assert pages
+    for root in (site, site / "en"):
+        overview = (root / "benchmarks" / "index.html").read_text()
+        for uri in pages:
+            slug = uri.removeprefix("benchmarks/").removesuffix(".md")
+            assert (root / "benchmarks" / slug / "index.html").is_file(), slug
+            assert f'href="{slug}/"' in overview, slug
+
+
 def test_tables_of_contents_show_no_tex(site):
     """MathJax renders the page, never its table of contents: a heading's inline
     math must reach the navigation as plain text."""

@@ -202,10 +202,11 @@ def test_a_merge_keeps_each_entry_with_the_run_that_measured_it(
 
     # the pages name both runs and which one each table comes from
     benchmarks.validate(merged, "merged")
-    page = benchmarks.render_gpu(merged, "en", "benchmarks/")
+    page = benchmarks.render_family("row_sum", [merged], "en")
     assert f"Measured in Run {new + 1}" in page
-    zh = benchmarks.render_gpu(merged, "zh", "benchmarks/")
+    zh = benchmarks.render_family("row_sum", [merged], "zh")
     assert f"运行 {new + 1}" in zh
+    assert f"Run {new + 1}" in benchmarks.render_gpu(merged, "en")  # every run
     results = render.Results.__new__(render.Results)
     results.ledger, results.t, results.lang = merged, render.TEXT["en"], "en"
     box = results._device([], "blog/x/")

@@ -1,34 +1,46 @@
-"""The benchmarks page: every kernel version the ledgers record, one section per GPU.
+"""The benchmarks pages: every kernel version the ledgers record.
 
-docs/zh/benchmarks.md and docs/en/benchmarks.md hold an introduction and the line
+docs/zh/benchmarks/index.md and docs/en/benchmarks/index.md, the overview, hold the
+line
 
     <!-- benchmarks -->
 
-which the hook replaces at build time with, for every ledger in
-docs/assets/results/*.json: the device and the run, a chart of every memory-bound
-version's bandwidth against the measured and theoretical peaks, a chart of the
-compute-bound versions against their baselines (when the ledger has any), a table
-per kernel family, and the benchmark targets. Every figure comes from a ledger; one
-an entry lacks is shown as "–".
+which the hook replaces with the kernel families listed by track and post, each
+linked to its figures, then for every ledger in docs/assets/results/*.json the
+device, its measured and theoretical bandwidth, the runs and the benchmark targets.
 
-Chart text is English in both languages: the machine that builds the site need not
-have a CJK font (matplotlib would draw empty boxes), so the Chinese goes into the
-caption and the alt text instead.
+The figures are on one page per post, generated at build time as
+benchmarks/<post slug>.md (`pages`): for each family a bar chart, a table and the
+baseline every version is measured against (matmul_v8 against cuBLAS with TF32 on,
+the other versions against cuBLAS with TF32 off). A family belongs to the post that
+shows its ladder, else to the first post in track order with a results table of it,
+else to the first that includes its sources; families no post shows go to
+benchmarks/other-kernels.md. Every figure comes from a ledger; one an entry lacks
+is shown as "–".
+
+The bar charts are HTML, not pictures: rows of spans that
+docs/overrides/stylesheets/extra.css lays out. Their text is the page's text, in the
+page's language and at its font size, so it stays legible on a phone, and a bar's
+baseline is marked on the bar's own row.
 """
 
 from __future__ import annotations
 
-import io
+import html
 import json
+import math
 import posixpath
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from thousand.bench import ledger as L
-from thousand.site import render
+from thousand.site import render, tracks
 from thousand.site.render import DASH
 
 DIRECTIVE = re.compile(r"^<!-- benchmarks -->$", re.M)
+INDEX = "benchmarks/index.md"
+OTHER = "other-kernels"  # the page of families no post shows
 
 # Without these a GPU section cannot be drawn; the GPU run always writes them.
 DEVICE_REQUIRED = (
@@ -40,40 +52,22 @@ DEVICE_REQUIRED = (
 )
 RUN_REQUIRED = ("date", "commit")
 
-BANDWIDTH_COLUMNS = [
-    "version_teaches",
-    "size_block",
-    "time",
-    "rate",
-    "pct_copy",
-    "pct_peak",
-    "numpy",
-    "torch",
-    "check",
-]
-# Percent of a bandwidth peak means nothing for a kernel limited by arithmetic.
-COMPUTE_COLUMNS = [c for c in BANDWIDTH_COLUMNS if c not in ("pct_copy", "pct_peak")]
+# A post's kernels, by how it shows them: a ladder makes it the family's home before
+# a results table, and a table before an included source.
+_INCLUDE = re.compile(r'--8<-- "src/thousand/kernels/(\w+)\.(?:cu|py)[:"]')
+_SHOWS = {"ladder": 0, "table": 1, "targets": 1}
+_SOURCE = 2
 
 TEXT = {
     "zh": {
-        "recorded": "共记录了 {n} 块 GPU：{gpus}。",
-        # Shorter headers than a post's tables: this page has more columns.
-        "cols": {
-            "version_teaches": "版本与要点",
-            "size_block": "规模 / 线程块",
-            "time": "时间 (ms)",
-            "rate": "速率",
-            "pct_copy": "占复制",
-            "pct_peak": "占理论峰值",
-            "numpy": "比 NumPy 快",
-            "torch": "占 PyTorch",
-            "check": "正确性检查",
-        },
-        "gpu_run": "{name}（{date}）",
-        "join": "、",
-        "colon": "：",
-        "gpu": "设备",
+        "by_point": "按知识点查找",
+        "by_point_lead": "一个核函数族在几篇文章里出现时，数字放在讲它最细的那一页；"
+        "没有链接的知识点，用到的核函数族都在别的页上。",
+        "other": "其他核函数",
+        "other_lead": "还没有文章展示的核函数族。",
+        "other_list": "还没有文章展示的核函数族：{families}",
         "gpu_line": "{name}，计算能力 {cc}（{sm}），{sms} 个 SM，显存 {mem}，L2 {l2}",
+        "gpu": "设备",
         "bandwidth": "显存带宽",
         "bandwidth_line": "实测 {copy}（复制核函数 {kernel}），理论 {peak}{formula}"
         "{ratio}",
@@ -84,43 +78,68 @@ TEXT = {
         "PyCUDA {pycuda}，NumPy {numpy}，PyTorch {torch}",
         "run": "运行",
         "run_line": "{date}，提交 {commit}，{command}",
+        "runs_line": "{n} 次，{start} 至 {end}；每张表下注明出自哪一次",
+        "runs_all": "全部 {n} 次运行",
         "run_peak": "；这次运行中复制核函数 {copy}",
-        "memory_bound": "访存受限的核函数",
-        "compute_bound": "计算受限的核函数",
-        "runs_span": "条形来自运行 1–{n}（{start} 至 {end}），各取自测出它的那次运行；"
-        "虚线是最后一次运行里复制核函数的带宽，各次运行中复制核函数在 {lo}–{hi} GB/s "
-        "之间",
+        "colon": "：",
+        "join": "、",
         "targets": "基准目标",
         "no_targets": "这次运行没有记录基准目标。",
-        "bandwidth_alt": "{name} 上各访存受限核函数版本的实测带宽",
-        "bandwidth_caption": "{name} 上每个访存受限核函数版本的实测带宽（GB/s，"
-        "越长越好）。虚线是复制核函数测出的带宽，即实测峰值；点线是按"
-        "显存时钟和位宽算出的理论峰值；每组旁边的黑色短竖线是 PyTorch 做同一运算的"
-        "带宽。{date}。",
-        "compute_alt": "{name} 上计算受限核函数与 PyTorch、NumPy 的 GFLOP/s 对比",
-        "compute_caption": "{name} 上计算受限的核函数（GFLOP/s，越长越好），"
-        "灰色是同一运算的基线：PyTorch 在同一块 GPU 上（矩阵乘法走 cuBLAS，关闭 "
-        "TF32），NumPy 在 CPU 上。{date}。",
+        # a family page
+        "title": "实测：{point} · {title}",
+        "title_other": "实测：其他核函数",
+        "nav_other": "其他核函数",
+        "description": "{point} {title}中各核函数版本的实测：时间、速率，以及和"
+        "实测峰值、PyTorch、NumPy 的比较。",
+        "description_other": "还没有文章展示的核函数族的实测：时间、速率，以及和"
+        "实测峰值、PyTorch、NumPy 的比较。",
+        "post_line": "文章：[{name}]({link})。",
+        "on_this_page": "本页",
+        "elsewhere": "文中也用到",
+        "about": "各列的含义和计时方法见[总览]({index}#columns)。",
+        "device_of": "设备：{gpus}。",
+        # baselines
+        "baseline": "基线：{name}，在同一块 GPU 上。",
+        "baseline_own": "`{kernels}` 的基线是 {name}。",
+        "baseline_none": "PyTorch 没有同样的运算，这一族只和 NumPy 比。",
+        "peak_line": "虚线是同一次运行里复制核函数的带宽（实测峰值）。",
+        "baseline_names": {
+            None: "PyTorch 做同一运算",
+            "matmul": "cuBLAS（经 PyTorch），关闭 TF32",
+            "matmul_tf32": "cuBLAS（经 PyTorch），开启 TF32",
+            "reduce": "torch.sum",
+        },
+        "pycuda_name": "PyCUDA 的 gpuarray.sum",
+        "peak_name": "复制核函数（实测峰值）",
+        "scale": "{unit}",
+        "scale_log": "{unit}，对数刻度",
+        "chart_label": "{family} 各版本的{unit}，每行标出它的基线",
+        "size_block": "规模 {size}，线程块 {block}。",
+        "size": "规模 {size}。",
+        "cols": {
+            "version_teaches": "版本与要点",
+            "block": "线程块",
+            "time": "时间 (ms)",
+            "rate": "速率",
+            "pct_copy": "占复制",
+            "pct_peak": "占理论峰值",
+            "numpy": "比 NumPy 快",
+            "torch": "占基线",
+            "pycuda": "比 gpuarray.sum 快",
+            "check": "正确性检查",
+        },
     },
     "en": {
-        "recorded": "Recorded runs: {gpus}.",
-        "cols": {
-            "version_teaches": "version: what it teaches",
-            "size_block": "size / block",
-            "time": "time (ms)",
-            "rate": "rate",
-            "pct_copy": "% of copy",
-            "pct_peak": "% of theoretical",
-            "numpy": "× NumPy",
-            "torch": "% of PyTorch",
-            "check": "checked",
-        },
-        "gpu_run": "{name} ({date})",
-        "join": ", ",
-        "colon": ": ",
-        "gpu": "Device",
+        "by_point": "Find a kernel by point",
+        "by_point_lead": "A family that several posts use has its figures on the "
+        "page of the post that goes into it most; a point without a link uses only "
+        "families whose figures are on other pages.",
+        "other": "Other kernels",
+        "other_lead": "Kernel families no post shows yet.",
+        "other_list": "Kernel families no post shows yet: {families}",
         "gpu_line": "{name}, compute capability {cc} ({sm}), {sms} SMs, {mem} of "
         "memory, {l2} of L2",
+        "gpu": "Device",
         "bandwidth": "Memory bandwidth",
         "bandwidth_line": "{copy} measured (copy kernel {kernel}), {peak} "
         "theoretical{formula}{ratio}",
@@ -131,25 +150,57 @@ TEXT = {
         "PyCUDA {pycuda}, NumPy {numpy}, PyTorch {torch}",
         "run": "Run",
         "run_line": "{date}, commit {commit}, {command}",
+        "runs_line": "{n}, {start} to {end}; each table names the one it comes from",
+        "runs_all": "All {n} runs",
         "run_peak": "; the copy kernel ran at {copy} in this run",
-        "memory_bound": "Memory-bound kernels",
-        "compute_bound": "Compute-bound kernels",
-        "runs_span": "Bars from runs 1–{n} ({start} to {end}), each from the run "
-        "that measured it; the dashed line is the last run's copy kernel, which ran "
-        "at {lo}–{hi} GB/s across the runs",
+        "colon": ": ",
+        "join": ", ",
         "targets": "Targets",
         "no_targets": "This run recorded no benchmark targets.",
-        "bandwidth_alt": "Measured bandwidth of each memory-bound kernel version on "
-        "{name}",
-        "bandwidth_caption": "Bandwidth of every memory-bound kernel version on "
-        "{name} (GB/s, longer is better). Dashed: the copy kernel, the measured "
-        "peak. Dotted: the theoretical peak from memory clock and bus "
-        "width. Short black bars: PyTorch doing the same operation. {date}.",
-        "compute_alt": "GFLOP/s of the compute-bound kernels on {name} against "
-        "PyTorch and NumPy",
-        "compute_caption": "Compute-bound kernels on {name} (GFLOP/s, longer is "
-        "better); in grey, the same operation in PyTorch on the same GPU (cuBLAS for "
-        "matmul, TF32 off) and in NumPy on the CPU. {date}.",
+        "title": "Measured: {point} · {title}",
+        "title_other": "Measured: other kernels",
+        "nav_other": "Other kernels",
+        "description": "Every kernel version of {point}, {title}, as measured: "
+        "time, rate, and how it compares with the measured peak, PyTorch and NumPy.",
+        "description_other": "Kernel families no post shows yet, as measured: time, "
+        "rate, and how they compare with the measured peak, PyTorch and NumPy.",
+        "post_line": "Post: [{name}]({link}).",
+        "on_this_page": "On this page",
+        "elsewhere": "The post also uses",
+        "about": "What the columns mean and how the kernels were timed: "
+        "[overview]({index}#columns).",
+        "device_of": "Device: {gpus}.",
+        "baseline": "Baseline: {name}, on the same GPU.",
+        "baseline_own": "`{kernels}` is measured against {name}.",
+        "baseline_none": "PyTorch has no such operation: this family is compared "
+        "with NumPy only.",
+        "peak_line": "Dashed: the copy kernel in the same run (the measured peak).",
+        "baseline_names": {
+            None: "PyTorch doing the same operation",
+            "matmul": "cuBLAS through PyTorch, TF32 off",
+            "matmul_tf32": "cuBLAS through PyTorch, TF32 on",
+            "reduce": "torch.sum",
+        },
+        "pycuda_name": "PyCUDA's gpuarray.sum",
+        "peak_name": "copy kernel (measured peak)",
+        "scale": "{unit}",
+        "scale_log": "{unit}, log scale",
+        "chart_label": "{unit} of each version of {family}, each row marked with "
+        "its baseline",
+        "size_block": "Size {size}, block {block}.",
+        "size": "Size {size}.",
+        "cols": {
+            "version_teaches": "version: what it teaches",
+            "block": "block",
+            "time": "time (ms)",
+            "rate": "rate",
+            "pct_copy": "% of copy",
+            "pct_peak": "% of theoretical",
+            "numpy": "× NumPy",
+            "torch": "% of baseline",
+            "pycuda": "× gpuarray.sum",
+            "check": "checked",
+        },
     },
 }
 
@@ -161,10 +212,10 @@ class LedgerError(ValueError):
 def _require(mapping, fields, where: str, source: str) -> None:
     if not isinstance(mapping, dict):
         raise LedgerError(f"{source}: no {where!r} section")
-    for field in fields:
-        if mapping.get(field) is None:
+    for name in fields:
+        if mapping.get(name) is None:
             raise LedgerError(
-                f"{source}: {where} has no {field!r} (the GPU run writes it: "
+                f"{source}: {where} has no {name!r} (the GPU run writes it: "
                 f"redo `python -m thousand.bench`, do not edit the ledger)"
             )
 
@@ -182,7 +233,7 @@ def validate(ledger: dict, source: str) -> dict:
 
 
 def load_all(paths: list[Path] | None = None) -> list[dict]:
-    """Every ledger in docs/assets/results (or `paths`), checked."""
+    """Every ledger in docs/assets/results (or `paths`), checked, as schema 2."""
     paths = L.ledger_files() if paths is None else paths
     if not paths:
         raise LedgerError(
@@ -191,7 +242,7 @@ def load_all(paths: list[Path] | None = None) -> list[dict]:
     ledgers = []
     for p in paths:
         try:
-            ledgers.append(validate(L.load(p), Path(p).name))
+            ledgers.append(L.upgrade(validate(L.load(p), Path(p).name)))
         except json.JSONDecodeError as e:
             raise LedgerError(f"{Path(p).name}: not valid JSON ({e})") from e
     return ledgers
@@ -202,16 +253,207 @@ def gpu_slug(ledger: dict) -> str:
     return d.get("slug") or L.slug(d["name"])
 
 
-# -- grouping ---------------------------------------------------------------------
+# -- which page a family is on ----------------------------------------------------
 
 
-def _families(ledger: dict) -> dict[str, list[dict]]:
-    """Family -> its entries by version; copy first (it is the ruler), then A-Z."""
-    out: dict[str, list[dict]] = {}
-    for k in ledger["kernels"].values():
-        out.setdefault(k["family"], []).append(k)
-    order = sorted(out, key=lambda f: (f != "copy", f))
-    return {f: sorted(out[f], key=lambda k: k["version"]) for f in order}
+@dataclass
+class Page:
+    """One generated page: a post's families (or the families no post shows)."""
+
+    slug: str
+    point: str | None  # None: the page of other kernels
+    post_uri: str | None  # blog/posts/<slug>.md
+    shows: list[str] = field(default_factory=list)  # every family the post shows
+    home: list[str] = field(default_factory=list)  # those whose figures are here
+
+    @property
+    def uri(self) -> str:
+        return f"benchmarks/{self.slug}.md"
+
+
+def _shown(markdown: str, families: set[str]) -> dict[str, int]:
+    """Family -> how the post shows it (_SHOWS, _SOURCE), in the post's order."""
+    found: list[tuple[int, str, int]] = []  # (position, family, rank)
+    for m in render.DIRECTIVE.finditer(markdown):
+        rank = _SHOWS.get(m.group(1))
+        if rank is not None:
+            found += [(m.start(), f, rank) for f in m.group(2).split()]
+    found += [(m.start(), m.group(1), _SOURCE) for m in _INCLUDE.finditer(markdown)]
+    out: dict[str, int] = {}
+    for _, family, rank in sorted(found):
+        if family in families:
+            out[family] = min(rank, out.get(family, rank))
+    return out
+
+
+def catalogue(families: set[str], docs: Path | None = None) -> list[Page]:
+    """The generated pages, in track order (tracks.yml), the other kernels last.
+    Both languages' posts are read, so both builds get the same pages."""
+    docs = docs or L.ROOT / "docs"
+    shown: dict[str, dict[str, int]] = {}  # point -> family -> rank
+    slugs: dict[str, str] = {}
+    for lang in ("zh", "en"):
+        for point, post in tracks.written(docs / lang).items():
+            text = (docs / lang / post["uri"]).read_text(encoding="utf-8")
+            mine = shown.setdefault(point, {})
+            for family, rank in _shown(text, families).items():
+                mine[family] = min(rank, mine.get(family, rank))
+            slugs[point] = posixpath.splitext(posixpath.basename(post["uri"]))[0]
+    order = [p["id"] for t in tracks.tracks().values() for p in t["points"]]
+    pages = [
+        Page(slugs[p], p, f"blog/posts/{slugs[p]}.md", list(shown[p]))
+        for p in order
+        if shown.get(p)
+    ]
+    homes: dict[str, Page] = {}
+    for rank in sorted({*_SHOWS.values(), _SOURCE}):
+        for page in pages:
+            for family in page.shows:
+                if family not in homes and shown[page.point][family] == rank:
+                    homes[family] = page
+    rest = sorted(families - set(homes))
+    if rest:
+        other = Page(OTHER, None, None, rest)
+        pages.append(other)
+        homes.update(dict.fromkeys(rest, other))
+    for page in pages:
+        page.home = [f for f in page.shows if homes[f] is page]
+    return pages
+
+
+def _families_of(ledgers: list[dict]) -> set[str]:
+    return {k["family"] for x in ledgers for k in x["kernels"].values()}
+
+
+def _homes(pages: list[Page]) -> dict[str, Page]:
+    return {f: p for p in pages for f in p.home}
+
+
+def _point_title(point: str, lang: str) -> str:
+    for t in tracks.tracks().values():
+        for p in t["points"]:
+            if p["id"] == point:
+                return p[lang]
+    raise tracks.TrackError(f"point {point!r} is not in {tracks.TRACKS_FILE.name}")
+
+
+def nav_title(page: Page, lang: str) -> str:
+    if page.point is None:
+        return TEXT[lang]["nav_other"]
+    return f"{page.point} · {_point_title(page.point, lang)}"
+
+
+def _link(target: str, page_uri: str) -> str:
+    return posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
+
+
+# -- the bar chart ------------------------------------------------------------------
+
+
+def _fmt(v: float) -> str:
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2g}"
+
+
+def _tick(v: float) -> str:
+    """An axis label: 0, 500, 2k, 10k, 1M, 0.01."""
+    if v >= 1e6:
+        return f"{v / 1e6:g}M"
+    if v >= 1e3:
+        return f"{v / 1e3:g}k"
+    return f"{v:g}"
+
+
+def _scale(values: list[float], bars: list[float]):
+    """(position in % of the track for a value, the axis ticks, log or not).
+    Logarithmic when a linear axis would leave more than a third of the bars
+    under a tenth of its length (the rungs of a ladder differ by orders of
+    magnitude); linear otherwise, where the differences near the peak show."""
+    lo, hi = min(values), max(values)
+    if sum(v < 0.1 * hi for v in bars) > len(bars) / 3:
+        a = math.floor(math.log10(lo))
+        b = max(math.log10(hi) + 0.08, a + 1)  # room for the longest bar's end
+        step = 1 if b - a <= 6 else 2
+        ticks = [10.0**e for e in range(a, math.floor(b) + 1, step)]
+
+        def pos(v: float) -> float:
+            return 100 * (math.log10(v) - a) / (b - a)
+
+        return pos, ticks, True
+    step = 10 ** math.floor(math.log10(hi / 4))
+    for m in (1, 2, 2.5, 5, 10):
+        if hi / (m * step) <= 5:
+            step *= m
+            break
+    top = step * math.ceil(hi * 1.02 / step)
+    ticks = [i * step for i in range(int(round(top / step)) + 1)]
+    return (lambda v: 100 * v / top), ticks, False
+
+
+def bars_html(
+    rows: list[tuple[str, float, list[tuple[str, float]]]],
+    keys: dict[str, str],
+    unit: str,
+    label: str,
+    t: dict,
+    peak: float | None = None,
+) -> str:
+    """Rows of (name, value, [(mark kind, value), ...]) as an HTML bar chart; each
+    mark a short rule on its row, the peak one down every row; `keys` names each
+    kind in the legend (in that order)."""
+    values = [v for _, v, _ in rows] + [v for _, _, ms in rows for _, v in ms]
+    values = [v for v in values + [peak or 0] if v and v > 0]
+    pos, ticks, log = _scale(values, [v for _, v, _ in rows if v > 0])
+    span = lambda v: f"{max(0.0, min(100.0, pos(v))):.2f}%"  # noqa: E731
+    scale = t["scale_log" if log else "scale"].format(unit=unit)
+    out = [
+        f'<figure class="tp-bars" data-search-exclude role="img" '
+        f'aria-label="{html.escape(label)}">',
+        '<div class="tp-bars__row tp-bars__axis"><span></span>'
+        '<span class="tp-bars__track">'
+        + "".join(
+            f'<span class="tp-bars__tick" style="left:{span(v)}">{_tick(v)}</span>'
+            for v in ticks
+        )
+        + "</span><span></span></div>",
+    ]
+    for name, value, marks in rows:
+        cells = [f'<span class="tp-bars__bar" style="width:{span(value)}"></span>']
+        if peak:
+            cells.append(
+                f'<span class="tp-bars__mark tp-bars__mark--peak" '
+                f'style="left:{span(peak)}"></span>'
+            )
+        for kind, v in marks:
+            cells.append(
+                f'<span class="tp-bars__mark tp-bars__mark--{kind}" '
+                f'style="left:{span(v)}" title="{html.escape(keys[kind])}: '
+                f'{_fmt(v)} {unit}"></span>'
+            )
+        out.append(
+            f'<div class="tp-bars__row"><span class="tp-bars__label">{name}</span>'
+            f'<span class="tp-bars__track">{"".join(cells)}</span>'
+            f'<span class="tp-bars__value">{_fmt(value)}</span></div>'
+        )
+    legend = [("peak", t["peak_name"])] if peak else []
+    legend += [(kind, name) for kind, name in keys.items()]
+    out.append(
+        f'<figcaption><span class="tp-bars__unit">{html.escape(scale)}</span>'
+        + "".join(
+            f'<span class="tp-bars__key"><span class="tp-bars__swatch '
+            f'tp-bars__mark--{kind}"></span>{html.escape(name)}</span>'
+            for kind, name in legend
+        )
+        + "</figcaption>"
+    )
+    out.append("</figure>")
+    return "\n".join(out) + "\n"
+
+
+# -- one family on one GPU --------------------------------------------------------
 
 
 def _compute_bound(entries: list[dict]) -> bool:
@@ -221,239 +463,236 @@ def _compute_bound(entries: list[dict]) -> bool:
     )
 
 
-def _groups(ledger: dict) -> list[tuple[str, list[str], dict[str, list[dict]]]]:
-    fams = _families(ledger)
-    memory = {f: e for f, e in fams.items() if not _compute_bound(e)}
-    compute = {f: e for f, e in fams.items() if _compute_bound(e)}
-    groups = []
-    if memory:
-        groups.append(("memory_bound", BANDWIDTH_COLUMNS, memory))
-    if compute:
-        groups.append(("compute_bound", COMPUTE_COLUMNS, compute))
-    return groups
+def _entries(ledger: dict, family: str) -> list[dict]:
+    mine = [k for k in ledger["kernels"].values() if k["family"] == family]
+    return sorted(mine, key=lambda k: k["version"])
 
 
-def _copy_kernel(ledger: dict) -> str | None:
-    """The copy version whose bandwidth the ledger took as the measured peak."""
-    peak = ledger["device"]["copy_peak_gbps"]
-    for k in ledger["kernels"].values():
-        if k["family"] == "copy" and k.get("gbps") == peak:
-            return f"{k['family']}_v{k['version']}"
-    return None
+def baseline_key(k: dict) -> str | None:
+    """What PyTorch runs as this version's baseline: the version's own (matmul_v8:
+    cuBLAS with TF32 on), else its family's where it has a name, else None."""
+    own = k.get("torch_baseline")
+    if own:
+        return own
+    return k["family"] if k["family"] in render.LIBRARY_NAMES else None
 
 
-# -- charts -----------------------------------------------------------------------
+def _baseline_name(key: str | None, t: dict) -> str:
+    names = t["baseline_names"]
+    if key in names:
+        return names[key]
+    return render.LIBRARY_NAMES.get(key, key)
 
 
-def _baseline_rate(k: dict, work: str, ms: str) -> float | None:
-    """The baseline's rate for the same work: recorded bytes or FLOPs over its time.
-    A family's versions share one size and one baseline run, so any entry will do."""
+def _rate(k: dict, work: str, ms: str) -> float | None:
+    """A baseline's rate for the version's work: its bytes or FLOPs over the
+    baseline's recorded time."""
     if k.get(work) and k.get(ms):
         return k[work] / k[ms] / 1e6
     return None
 
 
-def _svg(fig) -> bytes:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def _runs(ledger: dict) -> list[dict]:
-    """The ledger's runs (schema 2), or its one run (schema 1)."""
-    return ledger.get("runs") or [ledger["run"]]
-
-
-def _title(ledger: dict) -> str:
-    runs = _runs(ledger)
-    if len(runs) == 1:
-        return f"{ledger['device']['name']} · {ledger['run']['date']}"
-    span = f"{runs[0]['date'][:10]} to {runs[-1]['date'][:10]}"
-    return f"{ledger['device']['name']} · runs 1–{len(runs)}, {span}"
-
-
-def _when(ledger: dict, t: dict) -> str:
-    """A chart's runs for its caption: the date, or the span of several runs and
-    how far their copy kernels (the dashed line is the last one's) lie apart."""
-    runs = _runs(ledger)
-    if len(runs) == 1:
-        return ledger["run"]["date"]
-    peaks = [r["copy_peak_gbps"] for r in runs]
-    return t["runs_span"].format(
-        n=len(runs),
-        start=runs[0]["date"][:10],
-        end=runs[-1]["date"][:10],
-        lo=f"{min(peaks):,.0f}",
-        hi=f"{max(peaks):,.0f}",
+def _chart(entries: list[dict], ledger: dict, t: dict) -> str:
+    compute = _compute_bound(entries)
+    unit, key, work = (
+        ("GFLOP/s", "gflops", "flops") if compute else ("GB/s", "gbps", "bytes")
     )
-
-
-def _bars(ax, rows: list[tuple[str, float, object]], xmax: float) -> list[float]:
-    """Horizontal bars top to bottom, a gap where the label is None; their y."""
-    ys, labels, y = [], [], 0.0
-    for label, value, color in rows:
-        if label is None:
-            y += 0.5
-            continue
-        ax.barh(y, value, height=0.7, color=color)
-        # The figure inside a long bar, clear of the peak lines; after a short one.
-        inside = value > 0.2 * xmax
-        ax.text(
-            value,
-            y,
-            f"{value:,.0f} " if inside else f" {value:,.0f}",
-            va="center",
-            ha="right" if inside else "left",
-            fontsize=8,
-            color="white" if inside else "black",
-        )
-        ys.append(y)
-        labels.append(label)
-        y += 1
-    ax.set_yticks(ys, labels, fontsize=8, family="monospace")
-    ax.set_ylim(y - 0.4, -0.6)  # first row on top
-    ax.set_xlim(0, xmax)
-    ax.xaxis.set_major_formatter("{x:,.0f}")
-    ax.grid(True, axis="x", alpha=0.3)
-    return ys
-
-
-def _figure_for(rows: int, gaps: int):
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(figsize=(8, 0.9 + 0.28 * rows + 0.14 * gaps), dpi=100)
-
-
-def draw_bandwidth(ledger: dict) -> bytes:
-    """Horizontal bars: GB/s of every version that records it, grouped by family,
-    with the measured (copy) and theoretical peaks and PyTorch's rate per family."""
-    import matplotlib.pyplot as plt
-
-    d = ledger["device"]
-    colors = plt.get_cmap("tab10").colors
-    fams = {
-        f: [k for k in e if k.get("gbps") is not None]
-        for f, e in _families(ledger).items()
-    }
-    fams = {f: e for f, e in fams.items() if e}
-    torch = {f: _baseline_rate(e[0], "bytes", "torch_ms") for f, e in fams.items()}
-    xmax = 1.08 * max(
-        [d["copy_peak_gbps"], d.get("peak_bandwidth_gbps") or 0]
-        + [k["gbps"] for e in fams.values() for k in e]
-        + [r for r in torch.values() if r is not None]
-    )
+    kinds: dict[str | None, str] = {}  # baseline -> mark kind
+    keys: dict[str, str] = {}
     rows = []
-    for i, (family, entries) in enumerate(fams.items()):
-        if rows:
-            rows.append((None, 0, None))
-        color = colors[i % len(colors)]
-        rows += [(f"{family}_v{k['version']}", k["gbps"], color) for k in entries]
-    fig, ax = _figure_for(sum(map(len, fams.values())), len(fams) - 1)
-    ys = iter(_bars(ax, rows, xmax))
-    label = "PyTorch, same operation"
-    for family, entries in fams.items():
-        span = [next(ys) for _ in entries]
-        if torch[family] is not None:
-            x = torch[family]
-            ax.plot(
-                [x, x], [span[0] - 0.45, span[-1] + 0.45], "k-", lw=2.5, label=label
+    for k in entries:
+        if k.get(key) is None:
+            continue
+        marks = []
+        torch = _rate(k, work, "torch_ms")
+        if torch:
+            b = baseline_key(k)
+            if b not in kinds:
+                kinds[b] = f"b{len(kinds)}"
+                keys[kinds[b]] = _baseline_name(b, t)
+            marks.append((kinds[b], torch))
+        pycuda = _rate(k, work, "pycuda_ms")
+        if pycuda:
+            keys["pycuda"] = t["pycuda_name"]
+            marks.append(("pycuda", pycuda))
+        rows.append((f"v{k['version']}", k[key], marks))
+    if not rows:
+        return ""
+    peak = None if compute else L.run_of(ledger, entries[0]).get("copy_peak_gbps")
+    label = t["chart_label"].format(family=entries[0]["family"], unit=unit)
+    return bars_html(rows, keys, unit, label, t, peak=peak)
+
+
+def _baseline_lines(entries: list[dict], compute: bool, t: dict) -> str:
+    timed = [k for k in entries if k.get("torch_ms")]
+    if not timed:
+        said = t["baseline_none"]
+    else:
+        by_key: dict[str | None, list[str]] = {}
+        for k in timed:
+            by_key.setdefault(baseline_key(k), []).append(
+                f"{k['family']}_v{k['version']}"
             )
-            label = "_nolegend_"
-    copy = _copy_kernel(ledger) or "copy kernel"
-    ax.axvline(
-        d["copy_peak_gbps"],
-        color="#333333",
-        linestyle="--",
-        linewidth=1,
-        label=f"measured peak ({copy}): {d['copy_peak_gbps']:,.0f} GB/s",
+        (first, _), *rest = sorted(by_key.items(), key=lambda kv: -len(kv[1]))
+        said = t["baseline"].format(name=_baseline_name(first, t))
+        for b, kernels in rest:
+            said += " " + t["baseline_own"].format(
+                kernels="`, `".join(kernels), name=_baseline_name(b, t)
+            )
+    if not compute:
+        said += " " + t["peak_line"]
+    return said + "\n"
+
+
+def _torch_cell(k: dict, family_key, t: dict) -> str:
+    cell = render.CELLS["torch"](k, {}, t)
+    b = baseline_key(k)
+    if cell != DASH and b != family_key:
+        cell += f"<br><small>{_baseline_name(b, t)}</small>"
+    return cell
+
+
+def _table(entries: list[dict], ledger: dict, t: dict) -> tuple[str, str]:
+    """The family's table, and the line under it for what every row shares."""
+    compute = _compute_bound(entries)
+    device = ledger["device"]
+    blocks = {render.CELLS["block"](k, device, t) for k in entries}
+    sizes = {tuple(k.get("size") or ()) for k in entries}
+    columns = ["version_teaches"]
+    if len(blocks) > 1:
+        columns.append("block")
+    if len(sizes) > 1:
+        columns.append("size")
+    columns += ["time", "rate"]
+    if not compute:
+        columns += ["pct_copy", "pct_peak"]
+    columns += ["numpy", "torch"]
+    if any(k.get("speedup_vs_pycuda") for k in entries):
+        columns.append("pycuda")
+    passed = _all_passed(entries, t)
+    if not passed:
+        columns.append("check")
+    # the baseline most rows share; a row measured against another names it
+    keys = [baseline_key(k) for k in entries if k.get("torch_ms")]
+    family_key = max(set(keys), key=keys.count) if keys else None
+    # one unit for the whole family: in the header, the cells bare figures
+    unit, key = ("GFLOP/s", "gflops") if compute else ("GB/s", "gbps")
+    cols = {**render.TEXT[t["lang"]]["cols"], **t["cols"], "rate": unit}
+    cell = {
+        "torch": lambda k: _torch_cell(k, family_key, t),
+        "rate": lambda k: render._get(k, key, lambda x: f"{x:,.0f}"),
+    }
+    out = [
+        "| " + " | ".join(cols[c] for c in columns) + " |",
+        "|" + "".join("---:|" if c in render.NUMERIC else "---|" for c in columns),
+    ]
+    for k in entries:
+        cells = [
+            cell[c](k) if c in cell else render.CELLS[c](k, device, t) for c in columns
+        ]
+        out.append("| " + " | ".join(cells) + " |")
+    said = []
+    if len(sizes) == 1 and () not in sizes:
+        size = " × ".join(map(render._power_of_two, next(iter(sizes))))
+        if len(blocks) == 1:
+            said.append(t["size_block"].format(size=size, block=next(iter(blocks))))
+        else:
+            said.append(t["size"].format(size=size))
+    if passed:
+        said.append(passed)
+    return "\n".join(out) + "\n", render.TEXT[t["lang"]]["gap"].join(said)
+
+
+def _all_passed(entries: list[dict], t: dict) -> str | None:
+    checks = [k.get("check") or {} for k in entries]
+    if not all(c.get("passed") and c.get("cases") for c in checks):
+        return None
+    counts = [str(n) for n in sorted({c["cases"] for c in checks})]
+    cases = counts[-1]
+    if len(counts) > 1:
+        cases = t["join"].join(counts[:-1]) + t["and"] + cases
+    return t["all_passed"].format(cases=cases)
+
+
+def _texts(lang: str) -> dict:
+    return {**render.TEXT[lang], **TEXT[lang], "lang": lang}
+
+
+def render_family(family: str, ledgers: list[dict], lang: str) -> str:
+    """A family's section: per GPU that recorded it, the baseline, the chart, the
+    table, what every row shares and the run, and the family's targets."""
+    t = _texts(lang)
+    parts = [f"## `{family}` {{ #{family} }}\n"]
+    having = [x for x in ledgers if _entries(x, family)]
+    for ledger in having:
+        entries = _entries(ledger, family)
+        if len(ledgers) > 1:
+            parts.append(f"### {ledger['device']['name']}\n")
+        table, shared = _table(entries, ledger, t)
+        runs = render.measured_in(ledger, entries, t).strip()
+        parts.append(_baseline_lines(entries, _compute_bound(entries), t))
+        parts.append(_chart(entries, ledger, t))
+        parts.append(table)
+        parts.append(" ".join(x for x in (shared, runs) if x) + "\n")
+        mine = [
+            x
+            for x in ledger.get("targets") or []
+            if x["kernel"].rsplit("_v", 1)[0] == family
+        ]
+        if mine:
+            parts.append(render.target_lines(mine, t))
+    return "\n".join(parts)
+
+
+def render_post_page(page: Page, pages: list[Page], ledgers: list[dict], lang: str):
+    """The Markdown of one generated page."""
+    t = _texts(lang)
+    homes = _homes(pages)
+    if page.point is None:
+        title, description = t["title_other"], t["description_other"]
+        lead = [t["other_lead"]]
+    else:
+        name = _point_title(page.point, lang)
+        title = t["title"].format(point=page.point, title=name)
+        description = t["description"].format(point=page.point, title=name)
+        post = _link(page.post_uri, page.uri)
+        lead = [t["post_line"].format(name=f"{page.point} · {name}", link=post)]
+    gpus = t["join"].join(
+        f"[{x['device']['name']}](index.md#{gpu_slug(x)})" for x in ledgers
     )
-    if d.get("peak_bandwidth_gbps"):
-        ax.axvline(
-            d["peak_bandwidth_gbps"],
-            color="#333333",
-            linestyle=":",
-            linewidth=1.2,
-            label=f"theoretical (memory clock × bus): "
-            f"{d['peak_bandwidth_gbps']:,.0f} GB/s",
+    lead.append(t["device_of"].format(gpus=gpus))
+    lead.append(t["about"].format(index="index.md"))
+    sep = "" if lang == "zh" else " "
+    body = [sep.join(lead) + "\n"]
+    if len(page.home) > 1:
+        links = t["join"].join(f"[`{f}`](#{f})" for f in page.home)
+        body.append(f"{t['on_this_page']}{t['colon']}{links}\n")
+    elsewhere = [f for f in page.shows if f not in page.home]
+    if elsewhere:
+        links = t["join"].join(
+            f"[`{f}`]({_link(homes[f].uri, page.uri)}#{f})" for f in elsewhere
         )
-    ax.set_xlabel("GB/s: bytes the operation must move / median time")
-    ax.set_title(_title(ledger), fontsize=10)
-    ax.legend(
-        loc="upper center",
-        # Just below the x label: 0.4 inch, in axes units (matplotlib's default
-        # axes take 77% of the figure's height).
-        bbox_to_anchor=(0.5, -0.4 / (0.77 * fig.get_figheight())),
-        ncol=2,
-        fontsize=8,
-        frameon=False,
-    )
-    return _svg(fig)
+        body.append(f"{t['elsewhere']}{t['colon']}{links}\n")
+    body += [render_family(f, ledgers, lang) for f in page.home]
+    front = f"---\ndescription: {json.dumps(description, ensure_ascii=False)}\n---\n"
+    return front + f"\n# {title}\n\n" + "\n".join(body)
 
 
-def draw_compute(ledger: dict) -> bytes:
-    """Bars: GFLOP/s of the compute-bound versions and of their baselines."""
-    import matplotlib.pyplot as plt
-
-    colors = plt.get_cmap("tab10").colors
-    rows = []  # (label, GFLOP/s, colour); a None label is a gap
-    fams = [(f, e) for f, e in _families(ledger).items() if _compute_bound(e)]
-    for i, (family, entries) in enumerate(fams):
-        if rows:
-            rows.append((None, 0, None))
-        for k in entries:
-            if k.get("gflops") is not None:
-                color = colors[i % len(colors)]
-                rows.append((f"{family}_v{k['version']}", k["gflops"], color))
-        for name, ms, color in [
-            ("PyTorch", "torch_ms", "#8c8c8c"),
-            ("NumPy (CPU)", "numpy_ms", "#c8c8c8"),
-        ]:
-            rate = _baseline_rate(entries[0], "flops", ms)
-            if rate is not None:
-                rows.append((f"{name}: {family}", rate, color))
-    bars = [r for r in rows if r[0] is not None]
-    fig, ax = _figure_for(len(bars), len(rows) - len(bars))
-    _bars(ax, rows, 1.08 * max(r[1] for r in bars))
-    ax.set_xlabel("GFLOP/s: floating-point operations / median time")
-    ax.set_title(_title(ledger), fontsize=10)
-    return _svg(fig)
-
-
-def charts(ledger: dict) -> dict[str, object]:
-    """Which charts this ledger has data for: kind -> drawing function."""
-    out = {}
-    if any(k.get("gbps") is not None for k in ledger["kernels"].values()):
-        out["bandwidth"] = draw_bandwidth
-    if any(_compute_bound(e) for e in _families(ledger).values()):
-        out["compute"] = draw_compute
-    return out
-
-
-def chart_uri(ledger: dict, kind: str) -> str:
-    return f"assets/benchmarks/{gpu_slug(ledger)}-{kind}.svg"
-
-
-def svgs(ledgers: list[dict] | None = None) -> dict[str, bytes]:
-    """Every chart of every ledger, by its path in the site (for the hook)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def pages(lang: str, ledgers: list[dict] | None = None) -> dict[str, str]:
+    """Every generated page's Markdown, by its path under docs/<lang>."""
     ledgers = load_all() if ledgers is None else ledgers
-    out = {}
-    # A fixed salt: the SVG's generated ids, so the bytes, are the same every build.
-    with plt.rc_context({"svg.hashsalt": "thousand-points"}):
-        for ledger in ledgers:
-            for kind, draw in charts(ledger).items():
-                out[chart_uri(ledger, kind)] = draw(ledger)
-    return out
+    found = catalogue(_families_of(ledgers))
+    return {p.uri: render_post_page(p, found, ledgers, lang) for p in found if p.home}
 
 
-# -- the page ---------------------------------------------------------------------
+def nav(lang: str, ledgers: list[dict] | None = None) -> list[dict[str, str]]:
+    """The generated pages as nav entries, in the order of `catalogue`."""
+    ledgers = load_all() if ledgers is None else ledgers
+    found = catalogue(_families_of(ledgers))
+    return [{nav_title(p, lang): p.uri} for p in found if p.home]
+
+
+# -- the overview ---------------------------------------------------------------------
 
 
 def _device_facts(ledger: dict, t: dict) -> str:
@@ -475,7 +714,7 @@ def _device_facts(ledger: dict, t: dict) -> str:
     kernel = _copy_kernel(ledger)
     lines = [
         (
-            "gpu",
+            t["gpu"],
             t["gpu_line"].format(
                 name=d["name"],
                 cc=d["compute_capability"],
@@ -486,7 +725,7 @@ def _device_facts(ledger: dict, t: dict) -> str:
             ),
         ),
         (
-            "bandwidth",
+            t["bandwidth"],
             t["bandwidth_line"].format(
                 copy=gbps(d["copy_peak_gbps"]),
                 kernel=f"`{kernel}`" if kernel else DASH,
@@ -496,7 +735,7 @@ def _device_facts(ledger: dict, t: dict) -> str:
             ),
         ),
         (
-            "software",
+            t["software"],
             t["software_line"].format(
                 driver=val("driver_release"),
                 cuda=val("cuda_driver_api"),
@@ -508,73 +747,89 @@ def _device_facts(ledger: dict, t: dict) -> str:
             ),
         ),
     ]
-    runs = ledger["runs"]
-    for i, r in enumerate(runs, 1):
-        line = t["run_line"].format(
+
+    def run_line(r: dict) -> str:
+        return t["run_line"].format(
             date=r["date"],
             commit=f"`{str(r['commit'])[:10]}`",
             command=f"`{r['command']}`" if r.get("command") else DASH,
         )
-        if len(runs) > 1:  # the copy kernel's bandwidth in that run: its ruler
-            line += t["run_peak"].format(copy=gbps(r["copy_peak_gbps"]))
-        lines.append(("run", line) if len(runs) == 1 else (f"run {i}", line))
 
-    def label(key: str) -> str:
-        if key.startswith("run "):
-            return t["run_n"].format(i=key.split()[1])
-        return t[key]
+    runs = ledger["runs"]
+    details = ""
+    if len(runs) == 1:
+        lines.append((t["run"], run_line(runs[0])))
+    else:
+        lines.append(
+            (
+                t["run"],
+                t["runs_line"].format(
+                    n=len(runs), start=runs[0]["date"][:10], end=runs[-1]["date"][:10]
+                ),
+            )
+        )
+        each = [
+            f"    - **{t['run_n'].format(i=i)}**{t['colon']}{run_line(r)}"
+            + t["run_peak"].format(copy=gbps(r["copy_peak_gbps"]))
+            for i, r in enumerate(runs, 1)
+        ]
+        details = f'\n??? note "{t["runs_all"].format(n=len(runs))}"\n\n'
+        details += "\n".join(each) + "\n"
+    facts = "\n".join(f"- **{k}**{t['colon']}{line}" for k, line in lines) + "\n"
+    return facts + details
 
-    return "\n".join(f"- **{label(k)}**{t['colon']}{line}" for k, line in lines) + "\n"
+
+def _copy_kernel(ledger: dict) -> str | None:
+    """The copy version whose bandwidth the ledger took as the measured peak."""
+    peak = ledger["device"]["copy_peak_gbps"]
+    for k in ledger["kernels"].values():
+        if k["family"] == "copy" and k.get("gbps") == peak:
+            return f"{k['family']}_v{k['version']}"
+    return None
 
 
-def _figure(ledger: dict, kind: str, t: dict, page_uri: str) -> str:
-    rel = posixpath.relpath(chart_uri(ledger, kind), posixpath.dirname(page_uri) or ".")
-    names = {"name": ledger["device"]["name"], "date": _when(ledger, t)}
-    alt = t[f"{kind}_alt"].format(**names)
-    caption = t[f"{kind}_caption"].format(**names)
-    return (
-        f'<figure markdown="span">\n  ![{alt}]({rel})\n'
-        f"  <figcaption>{caption}</figcaption>\n</figure>\n"
-    )
-
-
-def render_gpu(ledger: dict, lang: str, page_uri: str) -> str:
-    """One GPU's section: facts, charts, a table per family, targets."""
-    ledger = L.upgrade(ledger)  # a schema-1 ledger is one run
-    t = {**render.TEXT[lang], **TEXT[lang]}
-    chart_kinds = charts(ledger)
-    heading = f"## {ledger['device']['name']} {{ #{gpu_slug(ledger)} }}\n"
-    parts = [heading, _device_facts(ledger, t)]
-    for group, columns, fams in _groups(ledger):
-        parts.append(f"### {t[group]}\n")
-        kind = "bandwidth" if group == "memory_bound" else "compute"
-        if kind in chart_kinds:
-            parts.append(_figure(ledger, kind, t, page_uri))
-        for family, entries in fams.items():
-            parts.append(f"#### `{family}`\n")
-            parts.append(render.kernel_table(entries, columns, t, ledger["device"]))
-            parts.append(render.measured_in(ledger, entries, t))
+def render_gpu(ledger: dict, lang: str) -> str:
+    """One GPU on the overview: the device, its runs, its targets."""
+    ledger = L.upgrade(ledger)
+    t = _texts(lang)
+    parts = [f"## {ledger['device']['name']} {{ #{gpu_slug(ledger)} }}\n"]
+    parts.append(_device_facts(ledger, t))
     parts.append(f"### {t['targets']}\n")
     targets = ledger.get("targets") or []
     parts.append(render.target_lines(targets, t) if targets else t["no_targets"] + "\n")
     return "\n".join(parts)
 
 
-def render_all(ledgers: list[dict], lang: str, page_uri: str) -> str:
-    t = TEXT[lang]
-    gpus = t["join"].join(
-        t["gpu_run"].format(
-            name=f"[{x['device']['name']}](#{gpu_slug(x)})", date=x["run"]["date"]
+def render_index(ledgers: list[dict], lang: str, page_uri: str = INDEX) -> str:
+    """The families by track and post, each linked to its figures."""
+    t = _texts(lang)
+    found = catalogue(_families_of(ledgers))
+    homes = _homes(found)
+    by_track: dict[str, list[Page]] = {}
+    for page in found:
+        if page.point is not None:
+            by_track.setdefault(page.point.rstrip("0123456789"), []).append(page)
+    out = [f"## {t['by_point']} {{ #by-point }}\n", t["by_point_lead"] + "\n"]
+    for track, mine in by_track.items():
+        out.append(f"### {tracks.tracks()[track][lang]}\n")
+        lines = []
+        for page in mine:
+            families = t["join"].join(
+                f"[`{f}`]({_link(homes[f].uri, page_uri)}#{f})" for f in page.shows
+            )
+            title = nav_title(page, lang)
+            if page.home:  # else every family it shows is on another page
+                title = f"[{title}]({_link(page.uri, page_uri)})"
+            lines.append(f"- {title}{t['colon']}{families}")
+        out.append("\n".join(lines) + "\n")
+    other = [p for p in found if p.point is None]
+    if other:
+        families = t["join"].join(
+            f"[`{f}`]({_link(other[0].uri, page_uri)}#{f})" for f in other[0].home
         )
-        for x in ledgers
-    )
-    # With several GPUs, a line that links to each; with one, its heading follows.
-    head = (
-        [t["recorded"].format(n=len(ledgers), gpus=gpus) + "\n"]
-        if len(ledgers) > 1
-        else []
-    )
-    return "\n".join([*head, *(render_gpu(x, lang, page_uri) for x in ledgers)])
+        out.append(f"### [{t['other']}]({_link(other[0].uri, page_uri)})\n")
+        out.append(t["other_list"].format(families=families) + "\n")
+    return "\n".join(out)
 
 
 def render_page(
@@ -584,5 +839,7 @@ def render_page(
     if not DIRECTIVE.search(markdown):
         return markdown
     ledgers = load_all() if ledgers is None else ledgers
-    body = render_all(ledgers, lang, page_uri)
+    body = "\n".join(
+        [render_index(ledgers, lang, page_uri)] + [render_gpu(x, lang) for x in ledgers]
+    )
     return DIRECTIVE.sub(lambda m: body, markdown)

@@ -14,11 +14,12 @@ from thousand.site.render import DirectiveError, Results
 
 _results: Results | None = None
 _vendored: dict[str, tuple[str, bytes | None]] = {}
+_benchmark_pages: dict[str, str] = {}  # generated page -> its Markdown
 
 
 @event_priority(100)  # before the RSS plugin's on_config, which reads its image
 def on_config(config):
-    global _results, _vendored
+    global _results, _vendored, _benchmark_pages
     # The feed's <image> must be an absolute URL to a raster image (RSS 2.0): the
     # logo as a 144 px PNG; without it the plugin writes <url>None</url>.
     rss = config.plugins.get("rss")
@@ -34,6 +35,27 @@ def on_config(config):
         name: {"src": src, "integrity": vendor.ASSETS[name].integrity}
         for name, (src, _) in _vendored.items()
     }
+    # The benchmarks: one page per post with kernels, generated, listed in the nav
+    # under the overview (benchmarks/index.md).
+    lang = config.theme["language"]
+    try:
+        ledgers = benchmarks.load_all()
+    except benchmarks.LedgerError as e:
+        raise PluginError(str(e)) from e
+    _benchmark_pages = benchmarks.pages(lang, ledgers)
+    config.nav = _nav_with(config.nav, benchmarks.nav(lang, ledgers))
+
+
+def _nav_with(nav, pages):
+    """`nav` with the entry `benchmarks/index.md` made a section: the overview,
+    then `pages`."""
+    out = []
+    for item in nav or []:
+        if isinstance(item, dict) and list(item.values()) == [benchmarks.INDEX]:
+            (title,) = item
+            item = {title: [benchmarks.INDEX, *pages]}
+        out.append(item)
+    return out
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -111,12 +133,8 @@ def on_files(files, config):
     for name in access.names():
         uri = f"assets/access/{name}.svg"
         files.append(File.generated(config, uri, content=access.draw(name)))
-    try:  # the benchmarks page's charts, one set per GPU ledger
-        charts = benchmarks.svgs()
-    except benchmarks.LedgerError as e:
-        raise PluginError(str(e)) from e
-    for uri, svg in charts.items():
-        files.append(File.generated(config, uri, content=svg))
+    for uri, markdown in _benchmark_pages.items():
+        files.append(File.generated(config, uri, content=markdown))
     for src, data in _vendored.values():
         if data is not None:
             files.append(File.generated(config, src, content=data))
