@@ -90,7 +90,9 @@ def module(family: str | Path):
     nvcc = nvcc_path()
     from pycuda.compiler import SourceModule
 
-    arch, code = TARGETS.get(str(family), (None, None))
+    # a generated source (matmul_wgmma-owners-<hash>.cu) takes its family's target
+    key = family if isinstance(family, str) else Path(family).name.split("-")[0]
+    arch, code = TARGETS.get(key, (None, None))
     return SourceModule(
         source_path(family).read_text(),
         nvcc=nvcc,

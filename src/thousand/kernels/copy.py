@@ -35,7 +35,19 @@ def copy_v2(x, out=None, block=256):
     )
 
 
-def copy(x, out=None, version=2, block=256):
+def copy_v3(x, out=None, block=256):
+    return launch_1d(
+        OP,
+        "copy_v3",
+        {"x": x},
+        out,
+        block,
+        grid_for=lambda n: cdiv(n // 4 + n % 4, block),  # float4s, then the tail
+        align=16,
+    )
+
+
+def copy(x, out=None, version=3, block=256):
     return pick(FAMILY, version)(x, out=out, block=block)
 
 
@@ -51,6 +63,13 @@ FAMILY = Family(
         ),
         Version(
             2, "copy_v2", "grid-stride float4 copy", copy_v2, blocks=(128, 256, 1024)
+        ),
+        Version(
+            3,
+            "copy_v3",
+            "one float4 per thread, one pass of the grid",
+            copy_v3,
+            blocks=(128, 256, 1024),
         ),
     ),
     ref=copy_ref,

@@ -4,6 +4,8 @@
 // v2: one thread per element over many blocks; the bounds check covers the last block.
 // v3: grid-stride loop: a grid sized to the GPU, each thread walks the array.
 // v4: v3 over float4: one 16-byte load per operand, a scalar loop for the tail.
+// v5: one float4 per thread and a grid that covers the array once (copy_v3's
+//     shape): no loop, and the block scheduler balances the work.
 
 // --8<-- [start:vector-add-v1]
 extern "C" __global__ void vector_add_v1(const float* x, const float* y, float* out,
@@ -53,3 +55,20 @@ extern "C" __global__ void vector_add_v4(const float* x, const float* y, float* 
     }
 }
 // --8<-- [end:vector-add-v4]
+
+// --8<-- [start:vector-add-v5]
+extern "C" __global__ void vector_add_v5(const float* x, const float* y, float* out,
+                                         int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int n4 = n / 4;
+    if (i < n4) {
+        float4 a = reinterpret_cast<const float4*>(x)[i];
+        float4 b = reinterpret_cast<const float4*>(y)[i];
+        reinterpret_cast<float4*>(out)[i] =
+            make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+    } else if (4 * n4 + (i - n4) < n) {  // the last n % 4 elements, one a thread
+        int j = 4 * n4 + (i - n4);
+        out[j] = x[j] + y[j];
+    }
+}
+// --8<-- [end:vector-add-v5]

@@ -65,10 +65,22 @@ def vector_add_v4(x, y, out=None, block=256):
     )
 
 
+def vector_add_v5(x, y, out=None, block=256):
+    return launch_1d(
+        OP,
+        "vector_add_v5",
+        {"x": x, "y": y},
+        out,
+        block,
+        grid_for=lambda n: cdiv(n // 4 + n % 4, block),  # float4s, then the tail
+        align=16,
+    )
+
+
 # --8<-- [end:launchers]
 
 
-def vector_add(x, y, out=None, version=4, block=256):
+def vector_add(x, y, out=None, version=5, block=256):
     """out = x + y on the GPU with the chosen version (default: the fastest)."""
     return pick(FAMILY, version)(x, y, out=out, block=block)
 
@@ -110,6 +122,13 @@ FAMILY = Family(
             "vector_add_v4",
             "grid-stride loop over float4 (16-byte accesses)",
             vector_add_v4,
+            blocks=(32, 256, 1024),
+        ),
+        Version(
+            5,
+            "vector_add_v5",
+            "one float4 per thread, one pass of the grid",
+            vector_add_v5,
             blocks=(32, 256, 1024),
         ),
     ),

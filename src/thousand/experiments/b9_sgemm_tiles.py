@@ -1,0 +1,175 @@
+"""B9: matmul_v9's template (v7's warp tiling over a tile shape, with or without
+the swizzle and the second buffer) instantiated at several shapes and timed against
+cuBLAS float32 (TF32 off) at 4096^3 and 8192^3 on the same operands: the sweep
+that chose v9's shape, recorded with the run. CUDA-event medians, L2 flushed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from thousand.cuda import (
+    cdiv,
+    generated_source,
+    launch,
+    median,
+    on_cpu,
+    source_path,
+    time_ms,
+    to_device,
+)
+from thousand.experiments import Experiment, Note
+
+SIZES = [4096, 8192]
+QUICK_SIZES = [130]  # the CPU backend: ragged on every tile, a few blocks
+
+# label -> warp_tiled's arguments: BM, BN, BK, WM, WN, TM, TN, NI, swizzle, 2 buffers
+V7_SHAPE = "128×128, warps 64×32 (v7)"
+V9 = "128×256, warps 64×64 (v9)"
+SHAPES = {
+    V7_SHAPE: (128, 128, 16, 64, 32, 8, 4, 2, False, False),
+    "+ swizzle": (128, 128, 16, 64, 32, 8, 4, 2, True, False),
+    "+ 2 buffers": (128, 128, 16, 64, 32, 8, 4, 2, True, True),
+    "128×128, warps 64×64": (128, 128, 16, 64, 64, 8, 4, 4, True, True),
+    "64×128, warps 32×64": (64, 128, 16, 32, 64, 8, 4, 2, True, True),
+    "256×128, warps 128×32": (256, 128, 16, 128, 32, 8, 4, 2, True, True),
+    "128×256, BK 8": (128, 256, 8, 64, 64, 8, 4, 4, True, True),
+    "128×256, no swizzle": (128, 256, 16, 64, 64, 8, 4, 4, False, True),
+    "128×256, 1 buffer": (128, 256, 16, 64, 64, 8, 4, 4, True, False),
+    V9: (128, 256, 16, 64, 64, 8, 4, 4, True, True),
+}
+CUBLAS = "cuBLAS fp32"
+WAYS = [*SHAPES, CUBLAS]
+
+
+def threads(shape) -> int:
+    bm, bn, _, wm, wn = shape[:5]
+    return (bm // wm) * (bn // wn) * 32
+
+
+def source():
+    """matmul.cu with one kernel per shape, tile_<i>, appended; without its GPU-only
+    part (v8), which the sweep does not use and the CPU backend cannot build."""
+    text = source_path("matmul").read_text()
+    gpu_only = "#ifndef THOUSAND_ON_CPU", "#endif  // THOUSAND_ON_CPU"
+    start, end = text.index(gpu_only[0]), text.index(gpu_only[1]) + len(gpu_only[1])
+    lines = [text[:start] + text[end:], "// the sweep's shapes"]
+    for i, shape in enumerate(SHAPES.values()):
+        args = ", ".join(str(a).lower() for a in shape)
+        lines.append(
+            f'extern "C" __global__ void __launch_bounds__({threads(shape)})\n'
+            f"tile_{i}(const float* A, const float* B, float* C, int M, int N, "
+            f"int K) {{ warp_tiled<{args}>(A, B, C, M, N, K); }}"
+        )
+    return generated_source("matmul-tiles", '#line 1 "matmul.cu"\n' + "\n".join(lines))
+
+
+def run(quick: bool) -> dict:
+    sizes = QUICK_SIZES if quick else SIZES
+    path = source()
+    warmup, repeat = (1, 2) if quick else (3, 10)
+    series = {}
+    for n in sizes:
+        rng = np.random.default_rng(0)
+        a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+        da, db, dc = to_device(a), to_device(b), to_device(a * 0)
+        ints = (np.int32(n),) * 3
+        rates = []
+        for i, shape in enumerate(SHAPES.values()):
+            grid = (cdiv(n, shape[1]), cdiv(n, shape[0]))
+
+            args = (da, db, dc, *ints)
+
+            def call(i=i, grid=grid, shape=shape, args=args):
+                launch(path, f"tile_{i}", grid, (threads(shape),), *args)
+
+            call()
+            err = np.abs(dc.get() - a.astype(np.float64) @ b).max() / n**0.5
+            if not err < 1e-3:  # float32 sums of n products of standard normals
+                raise RuntimeError(f"b9-sgemm-tiles: shape {i} is wrong ({err:.3g})")
+            ms = median(time_ms(call, warmup=warmup, repeat=repeat))
+            rates.append(2 * n**3 / ms / 1e9)
+        rates.append(None if on_cpu() else cublas(a, b, warmup, repeat))
+        series[f"{n}³"] = rates
+
+    def share(way, n):
+        row = series[f"{n}³"]
+        lib = row[-1]
+        return 0.0 if not lib else row[WAYS.index(way)] / lib
+
+    small, big = sizes[0], sizes[-1]
+    best = max(SHAPES, key=lambda w: series[f"{big}³"][WAYS.index(w)])
+    return {
+        "kind": "bars",
+        "x": {"label": "tile shape", "values": WAYS},
+        "y": {"label": "TFLOP/s", "format": "{:,.1f}"},
+        "series": series,
+        "notes": {
+            "v9_small": share(V9, small),
+            "v9_big": share(V9, big),
+            "v7_shape_small": share(V7_SHAPE, small),
+            "v7_shape_big": share(V7_SHAPE, big),
+            "best_big": share(best, big),
+            "v9_is_best": float(best == V9),
+        },
+    }
+
+
+def cublas(a, b, warmup, repeat) -> float:
+    """cuBLAS float32 with TF32 off, through torch.matmul, on the same operands."""
+    import torch
+
+    n = a.shape[0]
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    tc = torch.empty_like(ta)
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        ms = median(
+            time_ms(lambda: torch.matmul(ta, tb, out=tc), warmup=warmup, repeat=repeat)
+        )
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+    return 2 * n**3 / ms / 1e9
+
+
+def _share(zh, en):
+    return Note(zh, en, "{:.0%}")
+
+
+EXPERIMENT = Experiment(
+    name="b9-sgemm-tiles",
+    title={
+        "zh": "CUDA 核心上的 float32 矩阵乘法：同一模板在不同分块形状下与 cuBLAS 对比",
+        "en": "float32 matmul on CUDA cores: one template at several tile shapes, "
+        "against cuBLAS",
+    },
+    run=run,
+    families=("matmul",),
+    notes={
+        "v9_small": _share(
+            "v9 在 4096³ 达到 cuBLAS 的", "v9 at 4096³, share of cuBLAS"
+        ),
+        "v9_big": _share("v9 在 8192³ 达到 cuBLAS 的", "v9 at 8192³, share of cuBLAS"),
+        "v7_shape_small": _share(
+            "v7 的形状在 4096³ 达到 cuBLAS 的", "v7's shape at 4096³, share of cuBLAS"
+        ),
+        "v7_shape_big": _share(
+            "v7 的形状在 8192³ 达到 cuBLAS 的", "v7's shape at 8192³, share of cuBLAS"
+        ),
+        "best_big": _share(
+            "8192³ 时最快的形状达到 cuBLAS 的",
+            "the fastest shape at 8192³, share of cuBLAS",
+        ),
+        "v9_is_best": Note(
+            "v9 的形状是否为 8192³ 时最快（1 是，0 否）",
+            "v9's shape the fastest at 8192³ (1 yes, 0 no)",
+            "{:.0f}",
+        ),
+    },
+    zh={
+        "tile shape": "分块形状",
+        "TFLOP/s": "TFLOP/s",
+        **{f"{n}³": f"{n}³" for n in SIZES + QUICK_SIZES},
+    },
+)
