@@ -35,6 +35,7 @@ MODULE_EXPERIMENTS = {
     "test_cutile": ("b14-cutile", "b14-cutile-ops"),
     "test_extension": ("b15-call-cost", "b15-gelu"),
     "test_compiled": ("b16-compile",),
+    "test_graphs": ("b18-launch-cost", "b18-mlp-graph"),
 }
 
 

@@ -44,6 +44,7 @@ from .errors import (
     NvccMissing,
     PyCudaMissing,
 )
+from .graphs import Graph
 from .launch import KernelTimes, Replay, cdiv, grid_stride_blocks, launch, launch_1d
 from .timing import host_time_ms, median, time_ms
 
@@ -85,6 +86,7 @@ __all__ = [
     "grid_stride_blocks",
     "host_time_ms",
     "kernel",
+    "Graph",
     "KernelTimes",
     "Replay",
     "launch",

@@ -11,6 +11,7 @@ from .arrays import Staging, check_aligned, check_array, check_block, check_shap
 from .backend import on_cpu
 from .compiler import kernel
 from .device import device_info, driver
+from .graphs import Graph
 
 
 def cdiv(a: int, b: int) -> int:
@@ -88,7 +89,12 @@ class Replay:
 
 
 def _issue(family: str, name: str, call, stream=None) -> None:
-    """Make one launch (call()), timed if KernelTimes is on, recorded if Replay is."""
+    """Make one launch (call()), timed if KernelTimes is on, recorded if Replay is;
+    on the CPU backend, only recorded while a Graph records (a GPU capture does not
+    run the kernels either)."""
+    if on_cpu() and Graph.recording is not None:
+        Graph.recording.calls.append(call)
+        return
     timer = KernelTimes.active
     if on_cpu():
         start = time.perf_counter()
@@ -123,6 +129,8 @@ def launch(
     The CPU backend has no streams (every launch has finished when it returns):
     there it must be None.
     """
+    if stream is None and Graph.recording is not None:
+        stream = Graph.recording.stream  # captured into the graph (None on the CPU)
     if on_cpu():
         if stream is not None:
             raise ValueError(
