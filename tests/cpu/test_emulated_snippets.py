@@ -30,6 +30,7 @@ DEVICE_SPECIFIC = {
     "b8_pitfalls": "prints SASS and ptxas's report from the GPU machine's nvcc",
     "a4_train_mlp": "prints training times; on the CPU backend it trains 2 epochs",
     "a6_train_lenet": "prints training times; on the CPU backend 2 short epochs",
+    "b18_cuda_graph": "prints training times; on the CPU backend 2 epochs",
     "a14_train_transformer": "prints training times; on the CPU backend a few steps "
     "of a tiny model",
     "a16_generate": "samples from a tiny model trained a few steps on the CPU "
