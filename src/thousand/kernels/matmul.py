@@ -161,16 +161,10 @@ def matmul_v8(a, b, out=None, block=TC["threads"]):
     )
 
 
-def matmul_v9(a, b, out=None, block=256):
-    return _matmul(
-        "matmul_v9", a, b, out, block, tile=(128, 256), fixed=(256,), align=True
-    )
-
-
 # --8<-- [end:launchers]
 
 
-def matmul(a, b, out=None, version=9, block=None):
+def matmul(a, b, out=None, version=7, block=None):
     """C = a @ b (float32, row-major). The default is the fastest CUDA-core version;
     version 8 uses tensor cores in TF32 (about 3 significant digits per product)."""
     v = FAMILY.version(version)
@@ -231,12 +225,6 @@ FAMILY = Family(
             # up to 2^-11 relative, and K of them add up.
             tolerance=5e-3,
             baseline="matmul_tf32",
-        ),
-        _version(
-            9,
-            "v7 tuned: 128 x 256 tiles, double buffer, swizzled A^T",
-            matmul_v9,
-            (256,),
         ),
     ),
     ref=matmul_ref,
