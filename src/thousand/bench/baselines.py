@@ -626,6 +626,7 @@ NUMPY = {
     "matrix_add": _numpy_into(np.add, lambda a, b: a.shape),
     "sigmoid": _numpy_into(_np_sigmoid_into, lambda x: x.shape),
     "matmul": _numpy_into(np.matmul, lambda a, b: (a.shape[0], b.shape[1])),
+    "sgemm": _numpy_into(np.matmul, lambda a, b: (a.shape[0], b.shape[1])),
     # A^T B as a NumPy user writes it: the transposed view, no copy
     "matmul_tn": _numpy_into(
         lambda a, b, out: np.matmul(a.T, b, out=out),
@@ -983,6 +984,7 @@ def torch_ops():
         "matmul": into(
             torch.matmul, lambda a, b: a.new_empty((a.shape[0], b.shape[1]))
         ),
+        "sgemm": into(torch.matmul, lambda a, b: a.new_empty((a.shape[0], b.shape[1]))),
         # cuBLAS reads the transposed view as it is (a transposed operand)
         "matmul_tn": into(
             lambda a, b, out: torch.matmul(a.T, b, out=out),

@@ -1,7 +1,7 @@
-"""B9: matmul_v9's template (v7's warp tiling over a tile shape, with or without
+"""B9: sgemm's template (matmul_v7's warp tiling over a tile shape, with or without
 the swizzle and the second buffer) instantiated at several shapes and timed against
 cuBLAS float32 (TF32 off) at 4096^3 and 8192^3 on the same operands: the sweep
-that chose v9's shape, recorded with the run. CUDA-event medians, L2 flushed.
+that chose sgemm_v2's shape, recorded with the run. CUDA-event medians, L2 flushed.
 """
 
 from __future__ import annotations
@@ -25,18 +25,18 @@ QUICK_SIZES = [130]  # the CPU backend: ragged on every tile, a few blocks
 
 # label -> warp_tiled's arguments: BM, BN, BK, WM, WN, TM, TN, NI, swizzle, 2 buffers
 V7_SHAPE = "128×128, warps 64×32 (v7)"
-V9 = "128×256, warps 64×64 (v9)"
+V2 = "128×256, warps 64×64 (sgemm v2)"
 SHAPES = {
     V7_SHAPE: (128, 128, 16, 64, 32, 8, 4, 2, False, False),
     "+ swizzle": (128, 128, 16, 64, 32, 8, 4, 2, True, False),
-    "+ 2 buffers": (128, 128, 16, 64, 32, 8, 4, 2, True, True),
+    "+ 2 buffers (sgemm v1)": (128, 128, 16, 64, 32, 8, 4, 2, True, True),
     "128×128, warps 64×64": (128, 128, 16, 64, 64, 8, 4, 4, True, True),
     "64×128, warps 32×64": (64, 128, 16, 32, 64, 8, 4, 2, True, True),
     "256×128, warps 128×32": (256, 128, 16, 128, 32, 8, 4, 2, True, True),
     "128×256, BK 8": (128, 256, 8, 64, 64, 8, 4, 4, True, True),
     "128×256, no swizzle": (128, 256, 16, 64, 64, 8, 4, 4, False, True),
     "128×256, 1 buffer": (128, 256, 16, 64, 64, 8, 4, 4, True, False),
-    V9: (128, 256, 16, 64, 64, 8, 4, 4, True, True),
+    V2: (128, 256, 16, 64, 64, 8, 4, 4, True, True),
 }
 CUBLAS = "cuBLAS fp32"
 WAYS = [*SHAPES, CUBLAS]
@@ -48,12 +48,8 @@ def threads(shape) -> int:
 
 
 def source():
-    """matmul.cu with one kernel per shape, tile_<i>, appended; without its GPU-only
-    part (v8), which the sweep does not use and the CPU backend cannot build."""
-    text = source_path("matmul").read_text()
-    gpu_only = "#ifndef THOUSAND_ON_CPU", "#endif  // THOUSAND_ON_CPU"
-    start, end = text.index(gpu_only[0]), text.index(gpu_only[1]) + len(gpu_only[1])
-    lines = [text[:start] + text[end:], "// the sweep's shapes"]
+    """sgemm.cu with one kernel per shape, tile_<i>, appended."""
+    lines = [source_path("sgemm").read_text(), "// the sweep's shapes"]
     for i, shape in enumerate(SHAPES.values()):
         args = ", ".join(str(a).lower() for a in shape)
         lines.append(
@@ -61,7 +57,7 @@ def source():
             f"tile_{i}(const float* A, const float* B, float* C, int M, int N, "
             f"int K) {{ warp_tiled<{args}>(A, B, C, M, N, K); }}"
         )
-    return generated_source("matmul-tiles", '#line 1 "matmul.cu"\n' + "\n".join(lines))
+    return generated_source("sgemm-tiles", '#line 1 "sgemm.cu"\n' + "\n".join(lines))
 
 
 def run(quick: bool) -> dict:
@@ -105,12 +101,12 @@ def run(quick: bool) -> dict:
         "y": {"label": "TFLOP/s", "format": "{:,.1f}"},
         "series": series,
         "notes": {
-            "v9_small": share(V9, small),
-            "v9_big": share(V9, big),
+            "v2_small": share(V2, small),
+            "v2_big": share(V2, big),
             "v7_shape_small": share(V7_SHAPE, small),
             "v7_shape_big": share(V7_SHAPE, big),
             "best_big": share(best, big),
-            "v9_is_best": float(best == V9),
+            "v2_is_best": float(best == V2),
         },
     }
 
@@ -145,12 +141,14 @@ EXPERIMENT = Experiment(
         "against cuBLAS",
     },
     run=run,
-    families=("matmul",),
+    families=("sgemm",),
     notes={
-        "v9_small": _share(
-            "v9 在 4096³ 达到 cuBLAS 的", "v9 at 4096³, share of cuBLAS"
+        "v2_small": _share(
+            "sgemm v2 在 4096³ 达到 cuBLAS 的", "sgemm v2 at 4096³, share of cuBLAS"
         ),
-        "v9_big": _share("v9 在 8192³ 达到 cuBLAS 的", "v9 at 8192³, share of cuBLAS"),
+        "v2_big": _share(
+            "sgemm v2 在 8192³ 达到 cuBLAS 的", "sgemm v2 at 8192³, share of cuBLAS"
+        ),
         "v7_shape_small": _share(
             "v7 的形状在 4096³ 达到 cuBLAS 的", "v7's shape at 4096³, share of cuBLAS"
         ),
@@ -161,9 +159,9 @@ EXPERIMENT = Experiment(
             "8192³ 时最快的形状达到 cuBLAS 的",
             "the fastest shape at 8192³, share of cuBLAS",
         ),
-        "v9_is_best": Note(
-            "v9 的形状是否为 8192³ 时最快（1 是，0 否）",
-            "v9's shape the fastest at 8192³ (1 yes, 0 no)",
+        "v2_is_best": Note(
+            "sgemm v2 的形状是否为 8192³ 时最快（1 是，0 否）",
+            "sgemm v2's shape the fastest at 8192³ (1 yes, 0 no)",
             "{:.0f}",
         ),
     },

@@ -543,16 +543,33 @@ POST_COLUMNS = [
 def kernel_table(
     rows: list[dict], columns: list[str], t: dict, device: dict | None = None
 ) -> str:
-    """A Markdown table, one row per ledger entry, the columns named from CELLS."""
+    """A Markdown table, one row per ledger entry, the columns named from CELLS.
+    Where every row's rate has one unit, the unit heads the rate column and the
+    cells hold the figures alone: a narrower column, a table that fits."""
     device = device or {}
+    heads = {c: t["cols"][c] for c in columns}
+    cells_of = dict(CELLS)
+    unit = _one_unit(rows)
+    if unit is not None and "rate" in columns:
+        key, heads["rate"] = unit
+        cells_of["rate"] = lambda k, d, t: _get(k, key, lambda x: f"{x:,.0f}")
     out = [
-        "| " + " | ".join(t["cols"][c] for c in columns) + " |",
+        "| " + " | ".join(heads[c] for c in columns) + " |",
         "|" + "".join("---:|" if c in NUMERIC else "---|" for c in columns),
     ]
     for k in rows:
-        cells = [CELLS[c](k, device, t) for c in columns]
+        cells = [cells_of[c](k, device, t) for c in columns]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
+
+
+def _one_unit(rows: list[dict]) -> tuple[str, str] | None:
+    """("gbps", "GB/s") or ("gflops", "GFLOP/s") when every row records that rate
+    and no other; else None (each cell then names its unit)."""
+    for key, unit, other in (("gbps", "GB/s", "gflops"), ("gflops", "GFLOP/s", "gbps")):
+        if rows and all(k.get(key) is not None and k.get(other) is None for k in rows):
+            return key, unit
+    return None
 
 
 def run_label(ledger: dict, index: int, t: dict) -> str:
@@ -596,6 +613,7 @@ def target_lines(targets: list[dict], t: dict) -> str:
 LIBRARY_NAMES = {
     "matmul": "cuBLAS, TF32 off",
     "matmul_tf32": "cuBLAS, TF32 on",
+    "sgemm": "cuBLAS, TF32 off",
     "matmul_wgmma": "cuBLAS, bf16",
     "matmul_wgmma_tf32": "cuBLAS, TF32 on",
     "reduce": "torch.sum",
