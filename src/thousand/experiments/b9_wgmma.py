@@ -46,15 +46,16 @@ def calls(n: int) -> dict:
     import torch
 
     from thousand.kernels.matmul import matmul
-    from thousand.kernels.matmul_wgmma import BF16, matmul_wgmma
+    from thousand.kernels.matmul_wgmma import BF16 as bf16
+    from thousand.kernels.matmul_wgmma import matmul_wgmma
     from thousand.kernels.matmul_wgmma_tf32 import matmul_wgmma_tf32
 
     rng = np.random.default_rng(0)
     a, bt = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     b = np.ascontiguousarray(bt.T)  # the row-major B that v8 takes
     d = {k: to_device(x) for k, x in (("a", a), ("bt", bt), ("b", b))}
-    d16 = {k: to_device(x.astype(BF16)) for k, x in (("a", a), ("bt", bt))}
-    c32, c16 = to_device(a * 0), to_device(a.astype(BF16) * 0)
+    d16 = {k: to_device(x.astype(bf16)) for k, x in (("a", a), ("bt", bt))}
+    c32, c16 = to_device(a * 0), to_device(a.astype(bf16) * 0)
     ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(bt).cuda()
     ta16, tbt16 = ta.bfloat16(), tbt.bfloat16()
     tc, tc16 = torch.empty_like(ta), torch.empty_like(ta16)
