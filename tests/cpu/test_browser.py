@@ -119,6 +119,21 @@ class Visit:
     links: list[str]  # absolute URLs of every <a href>
     math: dict | None = None  # on pages with .arithmatex: blocks, typeset, errors
     diagrams: list[str] = field(default_factory=list)  # per diagram: what it became
+    tables: int = 0
+    wide_tables: list[str] = field(default_factory=list)  # wider than their column
+
+
+# Tables that scroll sideways inside their box (Material's wrapper) at this width:
+# wider than the text column they sit in.
+WIDE_TABLES = """() => {
+  const tables = [...document.querySelectorAll('article table')];
+  return [tables.length, tables.filter(t => {
+    const box = t.closest('.md-typeset__scrollwrap') || t.parentElement;
+    return box.scrollWidth > box.clientWidth + 1;
+  }).map(t => `${Math.round(t.getBoundingClientRect().width)} px in ` +
+    `${Math.round(t.closest('.md-typeset__scrollwrap, article').clientWidth)} px: ` +
+    t.rows[0].innerText.replace(/\\s+/g, ' ').slice(0, 60))];
+}"""
 
 
 # Every .arithmatex holds MathJax's output; any [data-mjx-error] is TeX it rejected.
@@ -215,6 +230,7 @@ def visits(built_site, base_url, chromium, screenshot_dir) -> dict[str, Visit]:
             visit.math = page.evaluate(MATH)
         if diagrams:
             visit.diagrams = _diagrams(page, diagrams)
+        visit.tables, visit.wide_tables = page.evaluate(WIDE_TABLES)
         if path in shots:
             page.screenshot(path=str(shots[path]), full_page=True)
         visit.problems += page.problems[len(visit.problems) :]  # while rendering
@@ -264,6 +280,16 @@ def test_math_renders(visits):
         if m["typeset"] != m["blocks"] or m["errors"]
     ]
     assert not bad, "\n".join(bad)
+
+
+def test_tables_fit_their_column_at_desktop_width(visits):
+    """At 1280 px no table is wider than the text column (688 px): Material's
+    minimum header width once put a nine-column ladder at 950 px, its last
+    columns out of sight (docs/overrides/stylesheets/extra.css). On a phone a wide
+    table scrolls in its box, its first column held in view."""
+    assert sum(v.tables for v in visits.values()) > 200
+    wide = [f"/{path}: {t}" for path, v in visits.items() for t in v.wide_tables]
+    assert not wide, "\n".join(wide)
 
 
 # A phone's width (an iPhone 14's 390 CSS pixels): every display formula keeps a
