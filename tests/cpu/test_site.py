@@ -130,6 +130,28 @@ def test_chinese_search_finds_the_post_by_a_word(site):
     assert any(loc.startswith("blog/why-gpu/") for loc in hits), sorted(hits)[:5]
 
 
+def test_the_search_worker_looks_up_a_query_to_its_last_character(site):
+    """Material's worker cut a Chinese query without its last character ("张量核心"
+    -> "张量* 核*"); every build mends the worker it ships (thousand.site.search)."""
+    from thousand.site import search
+
+    for root in (site, site / "en"):
+        (worker,) = (root / search.WORKERS).glob("search.*.min.js")
+        (loop,) = search._LOOP.finditer(worker.read_text())
+        assert loop.group("op") == "<=", loop.group(0)
+
+
+def test_the_search_mend_changes_one_bound_and_refuses_a_worker_it_does_not_know():
+    from thousand.site import search
+
+    source = "x;for(let o=s+1;o<t.length;o++)t.slice(s,o)in e&&(n[s]=o-s);y"
+    mended = search.mend(source)
+    assert mended == source.replace("o<t.length", "o<=t.length")
+    assert search.mend(mended) == mended
+    with pytest.raises(search.SearchPatchError, match="0 copies"):
+        search.mend("for(let j=0;j<q.length;j++)")
+
+
 def test_english_search_finds_the_post(site):
     index = json.loads((site / "en/search/search_index.json").read_text())
     hits = {d["location"] for d in index["docs"] if "grid-stride" in d["text"].lower()}

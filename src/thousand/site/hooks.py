@@ -9,7 +9,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
-from thousand.site import access, benchmarks, glossary, readtime, tracks, vendor
+from thousand.site import access, benchmarks, glossary, readtime, search, tracks, vendor
 from thousand.site.render import DirectiveError, Results
 
 _results: Results | None = None
@@ -168,3 +168,12 @@ def _flatten(toc):
     for item in toc:
         yield item
         yield from _flatten(item.children)
+
+
+def on_post_build(config):
+    # Material's search worker drops a Chinese query's last character when it cuts
+    # the query into words ("张量核心" -> "张量* 核*"): mend the copy in the site.
+    try:
+        search.mend_site(Path(config.site_dir))
+    except search.SearchPatchError as e:
+        raise PluginError(str(e)) from e

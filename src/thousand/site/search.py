@@ -1,0 +1,56 @@
+"""Chinese search: mend how Material's search worker cuts a query into words.
+
+jieba splits the pages into words when the site is built (mkdocs.yml: search). A
+query is cut in the browser instead: Material's worker (segment() in
+integrations/search/query/segment) looks up every slice of the query in the index
+and keeps the longest words it finds, but its inner loop stops one character short
+(`j < query.length`), so a slice that ends at the query's last character is never
+looked up. "张量核心" became "张量* 核*", and "核*" matched the heading 核心思想 that
+every post has, so the MLP post ranked above matrix multiplication; "核函数" was
+searched as "核*". After each build the worker in the site gets the bound
+`j <= query.length`. A Material release that changes the loop fails the build here,
+so the mend is looked at again rather than silently lost.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+WORKERS = "assets/javascripts/workers"
+# for(let j=i+1;j<q.length;j++)q.slice(i,j)in index&&(...)  (names are minified)
+_LOOP = re.compile(
+    r"for\(let (?P<j>\w+)=(?P<i>\w+)\+1;"
+    r"(?P=j)(?P<op><=?)(?P<q>\w+)\.length;(?P=j)\+\+\)"
+    r"(?P=q)\.slice\((?P=i),(?P=j)\)in \w+"
+)
+
+
+class SearchPatchError(RuntimeError):
+    pass
+
+
+def mend(source: str) -> str:
+    """The worker's source with the query's last character looked up too."""
+    found = list(_LOOP.finditer(source))
+    if len(found) != 1:
+        raise SearchPatchError(
+            f"Material's search worker has {len(found)} copies of the query "
+            f"segmentation loop this build mends (expected 1): see "
+            f"src/thousand/site/search.py, and drop the mend if Material fixed it"
+        )
+    m = found[0]
+    if m.group("op") == "<=":
+        return source  # already looks at the whole query
+    start = m.start("op")
+    return source[:start] + "<=" + source[m.end("op") :]
+
+
+def mend_site(site_dir: Path) -> list[Path]:
+    """Mend every search worker the build wrote; the files mended."""
+    workers = sorted((Path(site_dir) / WORKERS).glob("search.*.min.js"))
+    if not workers:
+        raise SearchPatchError(f"no search worker in {Path(site_dir) / WORKERS}")
+    for path in workers:
+        path.write_text(mend(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return workers
