@@ -103,12 +103,10 @@ TEXT = {
         "baseline_own": "`{kernels}` 的基线是 {name}。",
         "baseline_none": "PyTorch 没有同样的运算，这一族只和 NumPy 比。",
         "peak_line": "虚线是同一次运行里复制核函数的带宽（实测峰值）。",
-        "baseline_names": {
-            None: "PyTorch 做同一运算",
-            "matmul": "cuBLAS（经 PyTorch），关闭 TF32",
-            "matmul_tf32": "cuBLAS（经 PyTorch），开启 TF32",
-            "reduce": "torch.sum",
-        },
+        "baseline_default": "PyTorch 做同一运算",
+        # render.LIBRARY_NAMES says "cuBLAS, TF32 off": here, what PyTorch calls
+        "cublas": "cuBLAS（经 PyTorch），{what}",
+        "cublas_what": {"TF32 off": "关闭 TF32", "TF32 on": "开启 TF32"},
         "pycuda_name": "PyCUDA 的 gpuarray.sum",
         "peak_name": "复制核函数（实测峰值）",
         "scale": "{unit}",
@@ -175,12 +173,9 @@ TEXT = {
         "baseline_none": "PyTorch has no such operation: this family is compared "
         "with NumPy only.",
         "peak_line": "Dashed: the copy kernel in the same run (the measured peak).",
-        "baseline_names": {
-            None: "PyTorch doing the same operation",
-            "matmul": "cuBLAS through PyTorch, TF32 off",
-            "matmul_tf32": "cuBLAS through PyTorch, TF32 on",
-            "reduce": "torch.sum",
-        },
+        "baseline_default": "PyTorch doing the same operation",
+        "cublas": "cuBLAS through PyTorch, {what}",
+        "cublas_what": {},
         "pycuda_name": "PyCUDA's gpuarray.sum",
         "peak_name": "copy kernel (measured peak)",
         "scale": "{unit}",
@@ -478,10 +473,13 @@ def baseline_key(k: dict) -> str | None:
 
 
 def _baseline_name(key: str | None, t: dict) -> str:
-    names = t["baseline_names"]
-    if key in names:
-        return names[key]
-    return render.LIBRARY_NAMES.get(key, key)
+    if key is None:
+        return t["baseline_default"]
+    name = render.LIBRARY_NAMES.get(key, key)
+    if name.startswith("cuBLAS, "):
+        what = name.removeprefix("cuBLAS, ")
+        return t["cublas"].format(what=t["cublas_what"].get(what, what))
+    return name
 
 
 def _rate(k: dict, work: str, ms: str) -> float | None:
