@@ -4,6 +4,7 @@ index Chinese text as words for search."""
 
 import json
 import re
+from datetime import datetime
 from html import unescape
 from pathlib import Path
 
@@ -299,14 +300,58 @@ def test_the_tag_index_stays_out_of_search(site):
         assert not [d for d in index["docs"] if "blog/tags/" in d["location"]]
 
 
-def test_the_updated_feed_dates_posts_by_their_own_date(site):
-    """Not by the build time (the plugin's default without git dates)."""
-    for root in (site, site / "en"):
-        feed = (root / "feed_rss_updated.xml").read_text()
-        items = feed.split("<item>")[1:]
-        assert items
-        for item in items:
-            assert "00:00:00 +0800</pubDate>" in item, item[:200]
+def _post_dates(lang: str) -> dict[str, datetime]:
+    """Point -> its post's date and time, from the front matter."""
+    from thousand.site import tracks
+
+    out = {}
+    for point, post in tracks.written(DOCS[lang]).items():
+        date = tracks.front_matter(DOCS[lang] / post["uri"])["date"]
+        if not isinstance(date, datetime):  # a day without a time: its midnight
+            date = datetime(date.year, date.month, date.day)
+        out[point] = date
+    return out
+
+
+def test_the_feeds_date_posts_by_their_own_date(site):
+    """Not by the build time (the plugin's default without git dates): both feeds
+    give each post the date and time of its front matter, in Asia/Shanghai."""
+    from thousand.site import tracks
+
+    for lang, root in (("zh", site), ("en", site / "en")):
+        slugs = {p: Path(x["uri"]).stem for p, x in tracks.written(DOCS[lang]).items()}
+        dates = {slugs[p]: d for p, d in _post_dates(lang).items()}
+        for feed in ("feed_rss_created.xml", "feed_rss_updated.xml"):
+            items = (root / feed).read_text().split("<item>")[1:]
+            assert len(items) == len(dates), feed
+            for item in items:
+                slug = re.search(r"/blog/([\w-]+)/</link>", item).group(1)
+                when = re.search(r"<pubDate>([^<]+)</pubDate>", item).group(1)
+                stamp = dates[slug].strftime("%a, %d %b %Y %H:%M:%S +0800")
+                assert when == stamp, (feed, slug)
+
+
+def test_posts_have_distinct_dates_in_track_order(site):
+    """Each post its own date and time, a later point of a track a later one, the
+    same in both languages: the post list, newest first, keeps the tracks' order
+    instead of falling back to titles (15 of 17 posts once shared a day)."""
+    from thousand.site import tracks
+
+    when = _post_dates("en")
+    assert _post_dates("zh") == when
+    assert len(set(when.values())) == len(when), "two posts share a date"
+    for track in tracks.tracks().values():
+        mine = [p["id"] for p in track["points"] if p["id"] in when]
+        assert sorted(mine, key=when.get) == mine, "a later point, an earlier date"
+    newest = sorted(when, key=when.get, reverse=True)
+    for lang, root in (("zh", site), ("en", site / "en")):
+        slugs = {p: Path(x["uri"]).stem for p, x in tracks.written(DOCS[lang]).items()}
+        index = (root / "blog" / "index.html").read_text()
+        listed = []
+        for article in index.split('<article class="md-post')[1:]:
+            links = re.findall(r'href="([\w-]+)/"', article)
+            listed += [s for s in links if s in slugs.values()][:1]
+        assert listed and listed == [slugs[p] for p in newest][: len(listed)], lang
 
 
 def test_tag_index_archive_and_categories_exist(site):
