@@ -370,6 +370,42 @@ def targets_of(kernels: dict) -> list[dict]:
             0.50,
             tensor_cores,
         ),
+        # To the limit (issue 19): the copy peak, SGEMM, Hopper's tensor cores
+        versus_library(
+            "the copy kernel vs torch's copy_, float32, n = 2^28",
+            "copy",
+            "torch_ms",
+            1.0,
+            every("copy"),
+        ),
+        versus_library(
+            "best vector add vs torch.add, float32, n = 2^28",
+            "vector_add",
+            "torch_ms",
+            1.0,
+            every("vector_add"),
+        ),
+        versus_library(
+            "tuned CUDA-core SGEMM vs cuBLAS with TF32 off, 4096^3",
+            "sgemm",
+            "torch_ms",
+            0.85,
+            every("sgemm"),
+        ),
+        versus_library(
+            "wgmma bf16 GEMM vs cuBLAS bf16, 8192^3",
+            "matmul_wgmma",
+            "torch_ms",
+            0.70,
+            every("matmul_wgmma"),
+        ),
+        versus_library(
+            "wgmma TF32 GEMM vs cuBLAS with TF32 on, 8192^3",
+            "matmul_wgmma_tf32",
+            "torch_ms",
+            0.70,
+            every("matmul_wgmma_tf32"),
+        ),
         # The Transformer's row-wise kernels (issue: softmax, layer norm, attention)
         versus_copy(
             "best softmax vs the copy kernel, float32, 32,768 x 4,096", "softmax", 0.90

@@ -95,6 +95,22 @@ TEXT = {
             "best tensor-core GEMM vs cuBLAS with TF32 on, 4096^3": (
                 "最好的张量核心 GEMM 与 cuBLAS（TF32）之比（4096<sup>3</sup>）"
             ),
+            "the copy kernel vs torch's copy_, float32, n = 2^28": (
+                "复制核函数与 torch 的 copy_ 的速度之比（float32，n = 2<sup>28</sup>）"
+            ),
+            "best vector add vs torch.add, float32, n = 2^28": (
+                "最好的向量加法与 torch.add 的速度之比（float32，n = 2<sup>28</sup>）"
+            ),
+            "tuned CUDA-core SGEMM vs cuBLAS with TF32 off, 4096^3": (
+                "调优后的 CUDA 核心 SGEMM 与 cuBLAS（关闭 TF32）之比"
+                "（4096<sup>3</sup>）"
+            ),
+            "wgmma bf16 GEMM vs cuBLAS bf16, 8192^3": (
+                "wgmma bf16 GEMM 与 cuBLAS bf16 之比（8192<sup>3</sup>）"
+            ),
+            "wgmma TF32 GEMM vs cuBLAS with TF32 on, 8192^3": (
+                "wgmma TF32 GEMM 与 cuBLAS（TF32）之比（8192<sup>3</sup>）"
+            ),
             "best softmax vs the copy kernel, float32, 32,768 x 4,096": (
                 "最好的 softmax 与复制核函数的带宽之比（float32，32,768 × 4,096）"
             ),
