@@ -111,7 +111,7 @@ TEXT = {
         "peak_name": "复制核函数（实测峰值）",
         "scale": "{unit}",
         "scale_log": "{unit}，对数刻度",
-        "chart_label": "{family} 各版本的{unit}，每行标出它的基线",
+        "chart_label": "{family} 各版本的 {unit}，每行标出它的基线",
         "size_block": "规模 {size}，线程块 {block}。",
         "size": "规模 {size}。",
         "cols": {
@@ -631,7 +631,7 @@ def render_family(family: str, ledgers: list[dict], lang: str) -> str:
         parts.append(_baseline_lines(entries, _compute_bound(entries), t))
         parts.append(_chart(entries, ledger, t))
         parts.append(table)
-        parts.append(" ".join(x for x in (shared, runs) if x) + "\n")
+        parts.append(t["gap"].join(x for x in (shared, runs) if x) + "\n")
         mine = [
             x
             for x in ledger.get("targets") or []
