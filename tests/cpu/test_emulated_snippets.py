@@ -54,6 +54,8 @@ NEEDS_CUOBJDUMP = {"b8_sass", "b8_pitfalls"}
 # stop with the error that says so, not print something else.
 GPU_ONLY = {
     "b9_tensor_cores": "runs only on a GPU",
+    # wgmma and TMA are sm_90a's; the launchers refuse anywhere else
+    "b9_hopper": "runs on a GPU only",
     # page-locked memory, streams and DMA copies belong to the driver (B5)
     "b5_pinned": "runs only on a GPU",
     "b5_async": "runs only on a GPU",
