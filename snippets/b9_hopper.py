@@ -29,7 +29,8 @@ exact16 = A16.astype(np.float64) @ Bt16.astype(np.float64).T
 for v in (1, 2):
     print(f"  bf16 v{v}: {error(matmul_wgmma(A16, Bt16, version=v), exact16):.1e}")
 print(f"  (one rounding to bf16 alone: {error(exact16.astype(BF16), exact16):.1e})")
+A518, Bt518 = (np.ascontiguousarray(x[:, :518]) for x in (A, Bt))
 try:
-    matmul_wgmma_tf32(A[:, :518], Bt[:, :518])
+    matmul_wgmma_tf32(A518, Bt518)  # rows of 2,072 bytes: not a multiple of 16
 except ValueError as err:
     print("K = 518:", err)
