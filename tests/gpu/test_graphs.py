@@ -27,6 +27,7 @@ def test_a_captured_graph_runs_only_when_called_and_in_order():
     assert x.get()[-1] == n - 1
 
 
+# --8<-- [start:copy-in-capture]
 def test_a_copy_inside_a_capture_is_a_clear_error():
     from thousand.cuda import Graph, to_device
     from thousand.kernels.vector_add import vector_add
@@ -42,6 +43,9 @@ def test_a_copy_inside_a_capture_is_a_clear_error():
         vector_add(x, x, out=x)
     g()
     assert caught.value is not None
+
+
+# --8<-- [end:copy-in-capture]
 
 
 def test_graph_training_matches_a4s_loop():
