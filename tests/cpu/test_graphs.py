@@ -82,3 +82,15 @@ def test_an_unknown_way_is_refused():
     net = mlp.network(mlp.DIGITS_SIZES, mlp.DIGITS_HIDDEN, 0)
     with pytest.raises(ValueError, match="way must be one of"):
         graphed.Epochs(net, "fast", 1, 32, 64, 10)
+
+
+def test_a_copy_inside_a_recording_is_refused_as_on_a_gpu():
+    x = to_device(np.ones(4, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="cannot be recorded in a CUDA graph"):
+        with Graph():
+            x.get()
+    with pytest.raises(RuntimeError, match="cannot be recorded in a CUDA graph"):
+        with Graph():
+            vector_add(np.ones(4, np.float32), np.ones(4, np.float32))  # host inputs
+    assert Graph.recording is None
+    np.testing.assert_array_equal(x.get(), 1)  # and the arrays work afterwards

@@ -140,6 +140,7 @@ class DeviceArray:
 
     def get(self, ary: np.ndarray | None = None) -> np.ndarray:
         """Copy to the host: a new array, or into `ary`."""
+        _not_while_recording("a copy to the host")
         if ary is None:
             return self._a.copy()
         np.copyto(ary, self._a)
@@ -147,6 +148,7 @@ class DeviceArray:
 
     def set(self, ary: np.ndarray) -> None:
         """Copy host data in; shape and dtype must match."""
+        _not_while_recording("a copy from the host")
         if ary.shape != self.shape or ary.dtype != self.dtype:
             raise ValueError(
                 f"set: expected {self.dtype.name}{list(self.shape)}, got "
@@ -160,6 +162,19 @@ class DeviceArray:
 
     def __repr__(self) -> str:
         return f"DeviceArray({self.dtype.name}{list(self.shape)}, cpu emulation)"
+
+
+def _not_while_recording(what: str) -> None:
+    """A CUDA graph holds kernels only: a copy inside `with Graph()` makes CUDA end
+    the capture with an error on a GPU. Refuse it here too, rather than let the
+    copy run at recording time and the replay go without it."""
+    from thousand.cuda.graphs import Graph
+
+    if Graph.recording is not None:
+        raise RuntimeError(
+            f"{what} cannot be recorded in a CUDA graph: copy before or after "
+            "the `with Graph()` block (on a GPU the capture would fail)"
+        )
 
 
 def to_device(ary: np.ndarray) -> DeviceArray:
