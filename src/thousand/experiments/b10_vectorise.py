@@ -3,7 +3,7 @@
 The same operation everywhere: a Python loop (over lists of Python floats, and the
 same loop over NumPy arrays), NumPy (one ufunc call, one thread), NumPy split over
 every core with a thread pool (ufuncs release the GIL: OpenMP's parallel for, by
-hand), and the GPU kernel of B1 (vector_add v4, data already on the device).
+hand), and the GPU kernel of B1 (vector_add v5, data already on the device).
 
 The CPU figures are taken on the CPU of the machine that records the run. Host times
 are medians of the host clock; calls too short for it are timed in batches.
@@ -30,7 +30,7 @@ LOOP_LISTS = "Python loop over lists"
 LOOP_ARRAYS = "Python loop over NumPy arrays"
 NUMPY_ONE = "NumPy, 1 thread"
 NUMPY_ALL = "NumPy, all cores (thread pool)"
-GPU = "GPU kernel (vector_add v4)"
+GPU = "GPU kernel (vector_add v5)"
 
 
 # --8<-- [start:loop]
@@ -118,7 +118,9 @@ def _one_size(n: int, rng, repeat: int, parallel: ParallelAdd, loops: bool) -> d
     ms[NUMPY_ALL] = host_ms(lambda: parallel(chunks), repeat)
     _same(out, x + y, NUMPY_ALL)
     dx, dy, d_out = to_device(x), to_device(y), empty((n,))
-    ms[GPU] = median(time_ms(lambda: vector_add(dx, dy, out=d_out), repeat=repeat))
+    ms[GPU] = median(
+        time_ms(lambda: vector_add(dx, dy, out=d_out, version=5), repeat=repeat)
+    )
     _same(d_out.get(), x + y, GPU)
     return ms
 
@@ -217,6 +219,6 @@ EXPERIMENT = Experiment(
         LOOP_ARRAYS: "Python 循环（NumPy 数组）",
         NUMPY_ONE: "NumPy，单线程",
         NUMPY_ALL: "NumPy，全部核心（线程池）",
-        GPU: "GPU 核函数（vector_add v4）",
+        GPU: "GPU 核函数（vector_add v5）",
     },
 )

@@ -199,6 +199,9 @@ def _draw_images(fig, spec, images: dict) -> None:
     frame.set_xticks([])
     frame.set_yticks([])
     frame.set_title(textwrap.fill(images["label"], 90), fontsize=9)
+    if len(pictures) == 1 and pictures[0].min() >= 0:  # one map of counts or ids
+        _draw_map(fig, spec, pictures[0])
+        return
     grid = spec.subgridspec(rows, cols, wspace=0.08, hspace=0.08)
     scale = max(float(np.abs(p).max()) for p in pictures) or 1.0
     for k, picture in enumerate(pictures):
@@ -206,3 +209,17 @@ def _draw_images(fig, spec, images: dict) -> None:
         a.imshow(picture, cmap="RdBu_r", vmin=-scale, vmax=scale)
         a.set_xticks([])
         a.set_yticks([])
+
+
+def _draw_map(fig, spec, picture) -> None:
+    """One picture of values from 0 up (which thread holds an element, say): a
+    sequential colour scale with its bar, and row and column numbers, so a value
+    can be read off rather than only seen."""
+    inner = spec.subgridspec(1, 1)
+    a = fig.add_subplot(inner[0, 0])
+    shown = a.imshow(picture, cmap="viridis", interpolation="nearest")
+    rows, cols = picture.shape
+    a.set_yticks(range(0, rows, max(1, rows // 8)))
+    a.set_xticks(range(0, cols, max(1, cols // 8)))
+    a.tick_params(labelsize=7)
+    fig.colorbar(shown, ax=a, fraction=0.05, pad=0.02).ax.tick_params(labelsize=7)

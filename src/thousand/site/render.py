@@ -872,8 +872,10 @@ class Results:
         return found
 
     def draw_ladder(self, family: str) -> bytes:
-        """One bar per rung (log scale: rungs differ by orders of magnitude), with
-        the copy kernel and the libraries as vertical lines."""
+        """One bar per rung, with the copy kernel and the libraries as vertical
+        lines; a log scale where the figures span more than a decade (rungs often
+        differ by orders of magnitude), a linear one from 0 where they do not, so
+        that two rungs 20% apart do not look ten times apart."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -883,11 +885,11 @@ class Results:
         bandwidth = "gbps" in rows[0]
         unit, key = ("GB/s", "gbps") if bandwidth else ("GFLOP/s", "gflops")
         work = rows[0]["bytes"] if bandwidth else rows[0]["flops"]
-        fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 2.2), dpi=100)
+        height = 0.45 * len(rows) + 2.2
+        fig, ax = plt.subplots(figsize=(7, height), dpi=100)
         labels = [f"v{k['version']}" for k in rows]
         ax.barh(labels, [k[key] for k in rows], color="#4a7ebb")
         ax.invert_yaxis()
-        ax.set_xscale("log")
         lines = []
         run = L.run_of(self.ledger, rows[0])  # a family is always timed in one run
         if bandwidth:
@@ -906,6 +908,11 @@ class Results:
             lines.append((value, name, style, color))
         for value, name, style, color in lines:
             ax.axvline(value, linestyle=style, color=color, label=name)
+        shown = [k[key] for k in rows] + [value for value, *_ in lines]
+        if max(shown) > 10 * min(shown):
+            ax.set_xscale("log")
+        else:
+            ax.set_xlim(0, 1.05 * max(shown))
         size = " × ".join(map(_power_of_two_tex, rows[0]["size"]))
         ax.set_xlabel(f"{unit} at size {size}")
         ax.set_title(
@@ -913,8 +920,9 @@ class Results:
         )
         ax.grid(True, axis="x", which="major", alpha=0.3)
         if lines:  # under the axes, where no bar can hide behind it
+            below = -0.6 / max(1.0, height - 1.4)  # clear of the axis label
             ax.legend(
-                fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2
+                fontsize=8, loc="upper center", bbox_to_anchor=(0.5, below), ncol=2
             )
         fig.tight_layout()
         buf = io.BytesIO()
