@@ -217,7 +217,7 @@ def _draw_map(fig, spec, picture) -> None:
     can be read off rather than only seen."""
     inner = spec.subgridspec(1, 1)
     a = fig.add_subplot(inner[0, 0])
-    shown = a.imshow(picture, cmap="viridis", interpolation="nearest")
+    shown = a.imshow(picture, cmap="viridis", interpolation="nearest", aspect="auto")
     rows, cols = picture.shape
     a.set_yticks(range(0, rows, max(1, rows // 8)))
     a.set_xticks(range(0, cols, max(1, cols // 8)))
