@@ -121,7 +121,7 @@ def test_version_as_a_string_is_not_a_missing_version():
     x = np.ones(8, np.float32)
     with pytest.raises(ValueError) as info:
         vector_add(x, x, version="4")
-    assert "version must be an int such as 4, got '4' (str)" in str(info.value)
+    assert "version must be an int such as 5, got '4' (str)" in str(info.value)
 
 
 def test_numpy_ints_are_blocks():
