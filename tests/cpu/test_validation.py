@@ -37,7 +37,7 @@ f32 = np.ones(8, dtype=np.float32)
         (lambda: vector_add(f32, f32, block=0), "block dimensions must be positive"),
         (
             lambda: vector_add(f32, f32, version=9),
-            "no version 9; versions are [1, 2, 3, 4]",
+            "no version 9; versions are [1, 2, 3, 4, 5]",
         ),
         (
             lambda: vector_add(f32, f32, out=np.ones(3, np.float32)),
