@@ -138,7 +138,11 @@ def draw(name: str) -> bytes:
             base = min(p["offsets"]) // 128 * 128
             y = [(o - base) // 128 for o in p["offsets"]]
             ax.scatter(lanes, y, s=14, color="#3f51b5")
-            ax.set_ylim(-1, max(spans) + 1)
+            ax.set_ylim(-0.5, max(spans) + 0.5)
+            # lines are counted: whole-number ticks (one line would get -1 to 1
+            # in quarters otherwise)
+            top = max(spans)
+            ax.set_yticks(range(0, top + 1, max(1, -(-(top + 1) // 8))))
             ax.set_ylabel("128-byte line touched")
             note = f"{p['sectors']} sectors, {100 * p['efficiency']:.0f}% used"
         else:
