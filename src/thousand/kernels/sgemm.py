@@ -1,5 +1,5 @@
 """float32 matrix multiplication on the CUDA cores, tuned: B9's last rungs after
-matmul_v7. One template (warp_tiled in sgemm.cu) over the tile shape; v1 keeps v7's
+matmul_v7. One template (warp_tiled.cuh) over the tile shape; v1 keeps v7's
 shape and adds a swizzled A^T and two shared buffers, v2 takes the shape the sweep
 of experiment b9-sgemm-tiles found fastest on an H200.
 
