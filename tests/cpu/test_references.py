@@ -82,7 +82,8 @@ def test_neuron_layer_ref_against_loops():
 def test_inputs_are_what_the_launchers_accept(family):
     for size in family.check_sizes[:3]:
         for a in family.make_inputs(rng, size):
-            if isinstance(a, bool):  # a flag (attention's `causal`)
+            # a flag (attention's `causal`), a geometry, a pair (H, W)
+            if not isinstance(a, np.ndarray | np.generic):
                 continue
             # float32, int32 for indices (class targets, token ids), bfloat16 for
             # the tensor-core rungs

@@ -48,6 +48,11 @@ OURS = {
     "conv2d_backward_data": lambda t: t.permute(0, 2, 3, 1),
     "conv2d_backward_filter": lambda t: t.permute(2, 3, 1, 0),  # FCRS -> RSCF
     "avg_pool": lambda t: t.permute(0, 2, 3, 1),
+    "max_pool": lambda t: t[0].permute(0, 2, 3, 1),  # (values, indices): values
+    "max_pool_backward": lambda t: t.permute(0, 2, 3, 1),
+    "global_avg_pool": lambda t: t,
+    "global_avg_pool_backward": lambda t: t,
+    "add_relu": lambda t: t,
     "col_sum": lambda t: t,
     "matmul_tn": lambda t: t,
     "softmax": lambda t: t,

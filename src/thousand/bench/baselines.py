@@ -331,6 +331,47 @@ def _numpy_avg_pool(X):
     return run
 
 
+def _numpy_max_pool(X, geom):
+    """What a NumPy user writes: the image padded with -inf, every window as a view
+    (sliding_window_view, strided by the pooling stride), then the max over it.
+    No argmax: NumPy has no arg-max over two axes at once."""
+    k, s, pad = geom.window, geom.stride, geom.pad
+    padded = np.pad(
+        X, ((0, 0), (pad, pad), (pad, pad), (0, 0)), constant_values=-np.inf
+    )
+
+    def run():
+        windows = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(1, 2))
+        return windows[:, ::s, ::s].max(axis=(4, 5))  # (N, P, Q, C)
+
+    return run
+
+
+def _numpy_max_pool_backward(dY, argmax, hw, geom):
+    """np.add.at (an unbuffered scatter) of each dY at its argmax, into zeros."""
+    N, P, Q, C = dY.shape
+    dX = np.empty((N, hw[0] * hw[1], C), np.float32)
+    n, c = np.arange(N)[:, None, None, None], np.arange(C)[None, None, None, :]
+
+    def run():
+        dX.fill(0)
+        np.add.at(dX, (n, argmax, c), dY)
+        return dX.reshape(N, *hw, C)
+
+    return run
+
+
+def _numpy_global_avg_pool_backward(dY, hw):
+    N, C = dY.shape
+    dX = np.empty((N, *hw, C), np.float32)
+
+    def run():  # dY / (H W), broadcast over the pixels
+        np.divide(dY[:, None, None, :], np.float32(hw[0] * hw[1]), out=dX)
+        return dX
+
+    return run
+
+
 def _numpy_hebbian(P):
     W = np.empty((P.shape[1], P.shape[1]), np.float32)
 
@@ -693,6 +734,18 @@ NUMPY = {
         ),
         lambda dy: (dy.shape[0], 2 * dy.shape[1], 2 * dy.shape[2], dy.shape[3]),
     ),
+    # the other layers of the deep CNNs (A10, A11)
+    "max_pool": _numpy_max_pool,
+    "max_pool_backward": _numpy_max_pool_backward,
+    "global_avg_pool": _numpy_into(
+        lambda x, out: np.mean(x, axis=(1, 2), out=out),
+        lambda x: (x.shape[0], x.shape[3]),
+    ),
+    "global_avg_pool_backward": _numpy_global_avg_pool_backward,
+    "add_relu": _numpy_into(
+        lambda a, b, out: np.maximum(np.add(a, b, out=out), 0, out=out),
+        lambda a, b: a.shape,
+    ),
 }
 NUMPY["sgemm"] = NUMPY["matmul"]  # the same product: sgemm holds matmul's tuned rungs
 
@@ -796,6 +849,34 @@ def torch_ops():
 
     def avg_pool(X):
         return lambda: torch.nn.functional.avg_pool2d(nchw(X), 2)
+
+    # The other layers of the deep CNNs, as a PyTorch model calls them on
+    # channels_last tensors (our NHWC arrays seen through permuted views).
+    def max_pool(X, geom):
+        """With return_indices, as our kernel writes its argmax (PyTorch's as
+        int64: h W + w in each plane, the same numbers)."""
+        k, s, pad = geom.window, geom.stride, geom.pad
+        F = torch.nn.functional
+        return lambda: F.max_pool2d(nchw(X), k, s, pad, return_indices=True)
+
+    def max_pool_backward(dY, argmax, hw, geom):
+        """What autograd runs: max_pool2d_with_indices_backward, given the forward's
+        input (only its shape and layout are read) and int64 indices, both made
+        once, untimed."""
+        k, s, pad = geom.window, geom.stride, geom.pad
+        N, P, Q, C = dY.shape
+        X = dY.new_zeros((N, C, *hw)).contiguous(memory_format=torch.channels_last)
+        idx = nchw(argmax.long())
+        backward = torch.ops.aten.max_pool2d_with_indices_backward
+        return lambda: backward(
+            nchw(dY), X, [k, k], [s, s], [pad, pad], [1, 1], False, idx
+        )
+
+    def global_avg_pool_backward(dY, hw):
+        """What autograd runs for x.mean((1, 2)): the gradient expanded over the
+        pixels and divided by their count (one kernel writing all of dX)."""
+        N, C = dY.shape
+        return lambda: dY[:, None, None, :].expand(N, *hw, C) / (hw[0] * hw[1])
 
     def softmax(x):
         o = torch.empty_like(x)
@@ -965,6 +1046,11 @@ def torch_ops():
         "conv2d_backward_data": conv2d_backward_data,
         "conv2d_backward_filter": conv2d_backward_filter,
         "avg_pool": avg_pool,
+        "max_pool": max_pool,
+        "max_pool_backward": max_pool_backward,
+        "global_avg_pool": lambda x: lambda: x.mean((1, 2)),
+        "global_avg_pool_backward": global_avg_pool_backward,
+        "add_relu": lambda a, b: lambda: torch.relu(a + b),
         "softmax": softmax,
         "softmax_backward": softmax_backward,
         "cross_entropy": cross_entropy,
