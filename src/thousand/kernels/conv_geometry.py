@@ -34,7 +34,7 @@ class ConvGeometry:
                 )
 
     def output_hw(self, H: int, W: int, R: int, S: int) -> tuple[int, int]:
-        """P, Q: how many positions the dilated R x S window takes in the padded image."""
+        """P, Q: the positions the dilated R x S window takes in the padded image."""
         span_r, span_s = self.dilation * (R - 1) + 1, self.dilation * (S - 1) + 1
         return (
             (H + 2 * self.pad - span_r) // self.stride + 1,
