@@ -320,6 +320,83 @@ def _numpy_conv2d_backward_filter(X, dY):
     return run
 
 
+def _geometry_patches(X, R, S, geom):
+    """B11's patch matrix as a NumPy user writes it: pad once, take strided,
+    dilated windows, copy them into (N*P*Q, R*S*C) rows in the filters' order."""
+    st, d, pad = geom.stride, geom.dilation, geom.pad
+    Xp = np.pad(X, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    P, Q = geom.output_hw(X.shape[1], X.shape[2], R, S)
+    span = (d * (R - 1) + 1, d * (S - 1) + 1)
+    w = np.lib.stride_tricks.sliding_window_view(Xp, span, axis=(1, 2))
+    w = w[:, : (P - 1) * st + 1 : st, : (Q - 1) * st + 1 : st, :, ::d, ::d]
+    return w.transpose(0, 1, 2, 4, 5, 3).reshape(X.shape[0] * P * Q, -1)
+
+
+def _grouped(geom, C, F):
+    G = geom.groups
+    return [
+        (slice(g * C // G, (g + 1) * C // G), slice(g * F // G, (g + 1) * F // G))
+        for g in range(G)
+    ]
+
+
+def _numpy_conv(X, K, geom):
+    R, S, Cg, F = K.shape
+    N, H, W, C = X.shape
+    P, Q = geom.output_hw(H, W, R, S)
+    groups = _grouped(geom, C, F)
+
+    def run():
+        Y = np.empty((N * P * Q, F), np.float32)
+        for cs, fs in groups:
+            cols = _geometry_patches(X[..., cs], R, S, geom)
+            Y[:, fs] = cols @ K[..., fs].reshape(R * S * Cg, -1)
+        return Y.reshape(N, P, Q, F)
+
+    return run
+
+
+def _numpy_conv_backward_data(dY, K, hw, geom):
+    """The patch gradients by matmul, then added back into the padded image."""
+    N, P, Q, F = dY.shape
+    R, S, Cg, _ = K.shape
+    (H, W), st, d, pad = hw, geom.stride, geom.dilation, geom.pad
+    groups = _grouped(geom, Cg * geom.groups, F)
+
+    def run():
+        dXp = np.zeros((N, H + 2 * pad, W + 2 * pad, Cg * geom.groups), np.float32)
+        for cs, fs in groups:
+            KT = K[..., fs].reshape(R * S * Cg, -1).T
+            dcols = (dY[..., fs].reshape(N * P * Q, -1) @ KT).reshape(N, P, Q, R, S, Cg)
+            for r in range(R):
+                for s in range(S):
+                    dXp[
+                        :,
+                        r * d : r * d + (P - 1) * st + 1 : st,
+                        s * d : s * d + (Q - 1) * st + 1 : st,
+                        cs,
+                    ] += dcols[:, :, :, r, s]
+        return dXp[:, pad : pad + H, pad : pad + W]
+
+    return run
+
+
+def _numpy_conv_backward_filter(X, dY, rs, geom):
+    (R, S), F = rs, dY.shape[3]
+    groups = _grouped(geom, X.shape[3], F)
+
+    def run():
+        dK = np.empty((R, S, X.shape[3] // geom.groups, F), np.float32)
+        for cs, fs in groups:
+            cols = _geometry_patches(X[..., cs], R, S, geom)
+            dK[..., fs] = (cols.T @ dY[..., fs].reshape(cols.shape[0], -1)).reshape(
+                R, S, -1, fs.stop - fs.start
+            )
+        return dK
+
+    return run
+
+
 def _numpy_avg_pool(X):
     N, H, W, C = X.shape
     P, Q = H // 2, W // 2
@@ -368,6 +445,24 @@ def _numpy_global_avg_pool_backward(dY, hw):
     def run():  # dY / (H W), broadcast over the pixels
         np.divide(dY[:, None, None, :], np.float32(hw[0] * hw[1]), out=dX)
         return dX
+
+    return run
+
+
+def _numpy_dropout(X, p, seed, offset):
+    """NumPy draws none of Philox-4x32-10's numbers itself (numpy.random.Philox is
+    the 4x64 generator, its stream laid out another way), so this is the mask our
+    kernel draws, made with uint64 array arithmetic, then applied in float32: what
+    reproducing it on the CPU costs."""
+    from thousand.kernels.dropout import dropout_uniforms
+
+    keep_scale = np.float32(1 / (1 - np.float64(np.float32(p))))
+    o = np.empty_like(X)
+
+    def run():
+        keep = dropout_uniforms(X.size, seed, offset) >= np.float32(p)
+        np.multiply(X, keep.reshape(X.shape), out=o)
+        return np.multiply(o, keep_scale, out=o)
 
     return run
 
@@ -727,6 +822,9 @@ NUMPY = {
     "conv2d": _numpy_conv2d,
     "conv2d_backward_data": _numpy_conv2d_backward_data,
     "conv2d_backward_filter": _numpy_conv2d_backward_filter,
+    "conv": _numpy_conv,
+    "conv_backward_data": _numpy_conv_backward_data,
+    "conv_backward_filter": _numpy_conv_backward_filter,
     "avg_pool": _numpy_avg_pool,
     "avg_pool_backward": _numpy_into(
         lambda dy, out: np.copyto(
@@ -742,6 +840,7 @@ NUMPY = {
         lambda x: (x.shape[0], x.shape[3]),
     ),
     "global_avg_pool_backward": _numpy_global_avg_pool_backward,
+    "dropout": _numpy_dropout,
     "add_relu": _numpy_into(
         lambda a, b, out: np.maximum(np.add(a, b, out=out), 0, out=out),
         lambda a, b: a.shape,
@@ -847,6 +946,29 @@ def torch_ops():
         size = (dY.shape[3], X.shape[3], R, S)
         return lambda: torch.nn.grad.conv2d_weight(nchw(X), size, nchw(dY))
 
+    def options(geom):  # B11's geometry as PyTorch's keyword arguments
+        return {
+            "stride": geom.stride,
+            "padding": geom.pad,
+            "dilation": geom.dilation,
+            "groups": geom.groups,
+        }
+
+    def conv(X, K, geom):
+        w = weights(K)
+        return lambda: torch.nn.functional.conv2d(nchw(X), w, **options(geom))
+
+    def conv_backward_data(dY, K, hw, geom):
+        w = weights(K)
+        size = (dY.shape[0], K.shape[2] * geom.groups, *hw)
+        return lambda: torch.nn.grad.conv2d_input(size, w, nchw(dY), **options(geom))
+
+    def conv_backward_filter(X, dY, rs, geom):
+        size = (dY.shape[3], X.shape[3] // geom.groups, *rs)
+        return lambda: torch.nn.grad.conv2d_weight(
+            nchw(X), size, nchw(dY), **options(geom)
+        )
+
     def avg_pool(X):
         return lambda: torch.nn.functional.avg_pool2d(nchw(X), 2)
 
@@ -871,6 +993,13 @@ def torch_ops():
         return lambda: backward(
             nchw(dY), X, [k, k], [s, s], [pad, pad], [1, 1], False, idx
         )
+
+    def dropout(X, p, seed, offset):
+        """A stand-in: F.dropout in training also draws Philox-4x32 numbers per
+        element, but from its own seed and counters, so its mask is not ours (no
+        check against the reference). It also writes that mask, one byte per
+        element, for its backward; ours recomputes it."""
+        return lambda: torch.nn.functional.dropout(X, p, training=True)
 
     def global_avg_pool_backward(dY, hw):
         """What autograd runs for x.mean((1, 2)): the gradient expanded over the
@@ -1045,11 +1174,15 @@ def torch_ops():
         "conv2d": conv2d,
         "conv2d_backward_data": conv2d_backward_data,
         "conv2d_backward_filter": conv2d_backward_filter,
+        "conv": conv,
+        "conv_backward_data": conv_backward_data,
+        "conv_backward_filter": conv_backward_filter,
         "avg_pool": avg_pool,
         "max_pool": max_pool,
         "max_pool_backward": max_pool_backward,
         "global_avg_pool": lambda x: lambda: x.mean((1, 2)),
         "global_avg_pool_backward": global_avg_pool_backward,
+        "dropout": dropout,
         "add_relu": lambda a, b: lambda: torch.relu(a + b),
         "softmax": softmax,
         "softmax_backward": softmax_backward,
