@@ -326,6 +326,11 @@ def targets_of(kernels: dict) -> list[dict]:
             [v.number for v in families[family].versions] if family in families else []
         )
 
+    def cuda_core_versions(family: str) -> list[int]:
+        if family not in families:
+            return []
+        return [v.number for v in families[family].versions if not v.gpu_only]
+
     reduce_all = every("reduce")
     cuda_cores = [v.number for v in families["matmul"].versions if not v.gpu_only]
     tensor_cores = [v.number for v in families["matmul"].versions if v.gpu_only]
@@ -405,6 +410,21 @@ def targets_of(kernels: dict) -> list[dict]:
             "torch_ms",
             0.70,
             every("matmul_wgmma_tf32"),
+        ),
+        # Convolution (issue 20): B11's shape, 3 x 3, pad 1, 32 x 56 x 56 x 64 -> 64
+        versus_library(
+            "best CUDA-core convolution vs cuDNN with TF32 off, 3x3 64->64 56x56 N=32",
+            "conv",
+            "torch_ms",
+            0.60,
+            cuda_core_versions("conv"),
+        ),
+        versus_library(
+            "best CUDA-core filter gradient vs cuDNN with TF32 off, same layer",
+            "conv_backward_filter",
+            "torch_ms",
+            0.50,
+            cuda_core_versions("conv_backward_filter"),
         ),
         # The Transformer's row-wise kernels (issue: softmax, layer norm, attention)
         versus_copy(

@@ -76,6 +76,13 @@ TEXT = {
             "best vector add vs the copy kernel, float32, n = 2^28": (
                 "最好的向量加法与复制核函数的带宽之比（float32，n = 2<sup>28</sup>）"
             ),
+            "best CUDA-core convolution vs cuDNN with TF32 off, 3x3 64->64 56x56 N=32": (
+                "CUDA 核心上最好的卷积与 cuDNN（关闭 TF32）之比"
+                "（3×3，64→64，56×56，N = 32）"
+            ),
+            "best CUDA-core filter gradient vs cuDNN with TF32 off, same layer": (
+                "CUDA 核心上最好的滤波器梯度与 cuDNN（关闭 TF32）之比（同一层）"
+            ),
             "padded shared-memory transpose vs the copy kernel, 8192 x 8192": (
                 "填充后的共享内存转置与复制核函数的带宽之比（8192 × 8192）"
             ),
