@@ -53,6 +53,9 @@ OURS = {
     "global_avg_pool": lambda t: t,
     "global_avg_pool_backward": lambda t: t,
     "add_relu": lambda t: t,
+    "batch_norm": lambda t: t.movedim(1, -1),  # channels back to the last axis
+    "batch_norm_inference": lambda t: t.movedim(1, -1),
+    "batch_norm_backward": lambda t: t[0].movedim(1, -1),  # (dX, dgamma, dbeta)
     "col_sum": lambda t: t,
     "matmul_tn": lambda t: t,
     "softmax": lambda t: t,

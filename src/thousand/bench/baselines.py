@@ -467,6 +467,44 @@ def _numpy_dropout(X, p, seed, offset):
     return run
 
 
+def _numpy_batch_norm(X, gamma, beta):
+    """Training mode as a NumPy user writes it: the batch's mean and biased
+    variance over every axis but the channels, then normalise, in float32."""
+    from thousand.kernels.batch_norm_inference import EPS
+
+    rows = X.reshape(-1, X.shape[-1])  # (M, C)
+
+    def run():
+        mean, var = rows.mean(axis=0), rows.var(axis=0)
+        return (X - mean) / np.sqrt(var + np.float32(EPS)) * gamma + beta
+
+    return run
+
+
+def _numpy_batch_norm_inference(X, gamma, beta, running_mean, running_var):
+    from thousand.kernels.batch_norm_inference import EPS
+
+    def run():
+        scale = gamma / np.sqrt(running_var + np.float32(EPS))  # (C,)
+        return (X - running_mean) * scale + beta
+
+    return run
+
+
+def _numpy_batch_norm_backward(dY, X, gamma, mean, invstd):
+    C = X.shape[-1]
+    g, rows = dY.reshape(-1, C), X.reshape(-1, C)  # (M, C)
+    M = rows.shape[0]
+
+    def run():
+        xhat = (rows - mean) * invstd
+        dbeta, dgamma = g.sum(axis=0), (g * xhat).sum(axis=0)
+        dX = gamma * invstd / np.float32(M) * (M * g - dbeta - xhat * dgamma)
+        return dX.reshape(X.shape)
+
+    return run
+
+
 def _numpy_hebbian(P):
     W = np.empty((P.shape[1], P.shape[1]), np.float32)
 
@@ -841,6 +879,9 @@ NUMPY = {
     ),
     "global_avg_pool_backward": _numpy_global_avg_pool_backward,
     "dropout": _numpy_dropout,
+    "batch_norm": _numpy_batch_norm,
+    "batch_norm_inference": _numpy_batch_norm_inference,
+    "batch_norm_backward": _numpy_batch_norm_backward,
     "add_relu": _numpy_into(
         lambda a, b, out: np.maximum(np.add(a, b, out=out), 0, out=out),
         lambda a, b: a.shape,
@@ -1000,6 +1041,37 @@ def torch_ops():
         check against the reference). It also writes that mask, one byte per
         element, for its backward; ours recomputes it."""
         return lambda: torch.nn.functional.dropout(X, p, training=True)
+
+    # Batch norm as F.batch_norm takes it: channels on axis 1 (NHWC arrays as
+    # channels_last views, (M, C) as they are).
+    channels_first = lambda t: t.movedim(-1, 1)  # noqa: E731
+
+    def batch_norm(X, gamma, beta):
+        from thousand.kernels.batch_norm_inference import EPS
+
+        x = channels_first(X)
+        F = torch.nn.functional
+        return lambda: F.batch_norm(x, None, None, gamma, beta, True, eps=EPS)
+
+    def batch_norm_inference(X, gamma, beta, running_mean, running_var):
+        from thousand.kernels.batch_norm_inference import EPS
+
+        x, stats = channels_first(X), (running_mean, running_var)
+        F = torch.nn.functional
+        return lambda: F.batch_norm(x, *stats, gamma, beta, False, eps=EPS)
+
+    def batch_norm_backward(dY, X, gamma, mean, invstd):
+        """dX, dgamma and dbeta by autograd from PyTorch's own forward, built once,
+        untimed (its saved mean and invstd, not ours: the same values within
+        float32 rounding)."""
+        from thousand.kernels.batch_norm_inference import EPS
+
+        leaves = [t.detach().requires_grad_() for t in (channels_first(X), gamma)]
+        beta = torch.zeros_like(gamma, requires_grad=True)
+        F = torch.nn.functional
+        out = F.batch_norm(leaves[0], None, None, leaves[1], beta, True, eps=EPS)
+        wrt, grad = [*leaves, beta], channels_first(dY)
+        return lambda: torch.autograd.grad(out, wrt, grad, retain_graph=True)
 
     def global_avg_pool_backward(dY, hw):
         """What autograd runs for x.mean((1, 2)): the gradient expanded over the
@@ -1183,6 +1255,9 @@ def torch_ops():
         "global_avg_pool": lambda x: lambda: x.mean((1, 2)),
         "global_avg_pool_backward": global_avg_pool_backward,
         "dropout": dropout,
+        "batch_norm": batch_norm,
+        "batch_norm_inference": batch_norm_inference,
+        "batch_norm_backward": batch_norm_backward,
         "add_relu": lambda a, b: lambda: torch.relu(a + b),
         "softmax": softmax,
         "softmax_backward": softmax_backward,
