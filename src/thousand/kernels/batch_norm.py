@@ -165,9 +165,10 @@ FAMILY = Family(
     ),
     ref=batch_norm_ref,
     make_inputs=make_inputs,
-    # dense (M, C) and NHWC: one row (var 0), one channel, C not a multiple of 32,
-    # M enough for several chunks per channel tile
-    check_sizes=((1, 1), (7, 3), (2, 5, 7, 33), (3, 9, 11, 64), (4099, 5)),
+    # dense (M, C) and NHWC: two rows (PyTorch refuses one in training; the CPU
+    # tests take M = 1), one channel, C not a multiple of 32, M enough for several
+    # chunks per channel tile
+    check_sizes=((2, 1), (7, 3), (2, 5, 7, 33), (3, 9, 11, 64), (4099, 5)),
     bench_size=(32, 56, 56, 64),
     # read X and write Y: the fewest bytes; v1 reads X twice (statistics, then Y)
     bytes_moved=lambda size: 4 * (2 * int(np.prod(size)) + 2 * size[-1]),

@@ -136,7 +136,7 @@ FAMILY = Family(
     ),
     ref=batch_norm_backward_ref,
     make_inputs=make_inputs,
-    check_sizes=((1, 1), (7, 3), (2, 5, 7, 33), (3, 9, 11, 64), (4099, 5)),
+    check_sizes=((2, 1), (7, 3), (2, 5, 7, 33), (3, 9, 11, 64), (4099, 5)),
     bench_size=(32, 56, 56, 64),
     # read dY and X, write dX: the fewest bytes; v1 reads dY and X twice
     bytes_moved=lambda size: 4 * (3 * int(np.prod(size)) + 5 * size[-1]),
