@@ -289,30 +289,42 @@ def fit(
     decay=1.0,
     augment=0,
     evaluate=None,
+    every=None,
     calibration_batches=8,
 ):
     """Minibatch SGD on softmax cross-entropy, lr * decay^(e - 1) in epoch e, full
     batches only (a batch norm's statistics need a batch). The order, and the shifts
     when `augment` > 0, come from `seed`: the same batches for any network. After
-    each epoch batch norm is calibrated and `evaluate(epoch)` called when given.
-    Returns the seconds of each epoch's training steps (the device synchronised
-    before the clock stops; calibration and evaluation not counted)."""
+    each epoch (or each `every` steps) batch norm is calibrated and
+    `evaluate(epoch or step)` called, when given. Returns the seconds of each
+    epoch's training steps (the device synchronised before the clock stops;
+    calibration and evaluation not counted)."""
     rng = np.random.default_rng(seed)
     T = one_hot(labels, 10)
-    seconds = []
+    seconds, step = [], 0
+
+    def check(at):
+        net.calibrate(X, calibration_batches)
+        evaluate(at)
+
     for epoch in range(1, epochs + 1):
         order = rng.permutation(len(X))
         rate = lr * decay ** (epoch - 1)
-        start = time.perf_counter()
+        start, paused = time.perf_counter(), 0.0
         for i in range(0, len(X) - batch + 1, batch):
             rows = order[i : i + batch]
             images = shift(X[rows], rng, augment) if augment else X[rows]
             net.train_step(images, T[rows], rate)
+            step += 1
+            if evaluate is not None and every and step % every == 0:
+                net.sync()
+                t = time.perf_counter()
+                check(step)
+                paused += time.perf_counter() - t
         net.sync()
-        seconds.append(time.perf_counter() - start)
-        if evaluate is not None:
-            net.calibrate(X, calibration_batches)
-            evaluate(epoch)
+        seconds.append(time.perf_counter() - start - paused)
+        if evaluate is not None and not every:
+            check(epoch)
     return seconds
 
 
@@ -320,13 +332,15 @@ def fit(
 
 
 def curves(net, X_train, y_train, X_test, y_test, epochs, **settings):
-    """fit, recording after each epoch the training loss and accuracy (on the
-    unshifted training images, in evaluation mode) and the held-out accuracy."""
+    """fit, recording after each epoch (or `every` steps) the training loss and
+    accuracy (on the unshifted training images, in evaluation mode) and the
+    held-out accuracy."""
     T_train = one_hot(y_train, 10)
-    out = {"train_loss": [], "train_acc": [], "test_acc": []}
+    out = {"at": [], "train_loss": [], "train_acc": [], "test_acc": []}
 
-    def evaluate(epoch):
+    def evaluate(at):
         loss = net.mean_loss(X_train, T_train)
+        out["at"].append(at)
         out["train_loss"].append(loss if np.isfinite(loss) else None)
         out["train_acc"].append(accuracy(net, X_train, y_train))
         out["test_acc"].append(accuracy(net, X_test, y_test))
@@ -335,6 +349,26 @@ def curves(net, X_train, y_train, X_test, y_test, epochs, **settings):
         net, X_train, y_train, epochs=epochs, evaluate=evaluate, **settings
     )
     return out
+
+
+def steady(seconds) -> float:
+    """Seconds per epoch without the first (it compiles and allocates)."""
+    return float(np.median(seconds[1:] if len(seconds) > 1 else seconds))
+
+
+def twin_epoch_seconds(spec, X, y, *, epochs, batch, **settings):
+    """The PyTorch twin's seconds per epoch on the same batches (steady: the
+    first epoch left out), on the GPU when PyTorch has CUDA, TF32 off; torch's
+    own dropout masks. Returns (seconds, device)."""
+    import torch
+
+    from thousand.models import cnn_twin
+
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 against float32
+    torch.backends.cudnn.allow_tf32 = False
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    twin = cnn_twin.network(spec, batch, device)
+    return steady(fit(twin, X, y, epochs=epochs, batch=batch, **settings)), device
 
 
 def epochs_to(accuracies, threshold) -> int:
