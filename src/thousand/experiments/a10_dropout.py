@@ -33,7 +33,7 @@ def run(quick: bool) -> dict:
             X_test[:32],
             y_test[:32],
         )
-        settings["batch"], epochs = 16, 2
+        settings["batch"], epochs = 16, 1
     series, notes = {}, {}
     for key, (name, p, shift) in ARMS.items():
         spec = D.alexnet(0, width, size, "relu", dropout=p, hidden=hidden)
