@@ -999,6 +999,19 @@ def torch_ops():
         w = weights(K)
         return lambda: torch.nn.functional.conv2d(nchw(X), w, **options(geom))
 
+    def conv_tf32(X, K, geom):
+        """cuDNN with TF32 on, for conv_v4; the switch is put back after each call."""
+        w, x = weights(K), nchw(X)
+
+        def run():
+            torch.backends.cudnn.allow_tf32 = True
+            try:
+                return torch.nn.functional.conv2d(x, w, **options(geom))
+            finally:
+                torch.backends.cudnn.allow_tf32 = False
+
+        return run
+
     def conv_backward_data(dY, K, hw, geom):
         w = weights(K)
         size = (dY.shape[0], K.shape[2] * geom.groups, *hw)
@@ -1285,6 +1298,7 @@ def torch_ops():
         ),
         "neuron_layer": neuron_layer,
         "matmul_tf32": with_tf32(nn),
+        "conv_tf32": conv_tf32,
         "matmul_wgmma": into(nt, lambda a, bt: nt(a, bt, None)),
         "matmul_wgmma_tf32": with_tf32(nt),
         "reduce": into(
@@ -1309,7 +1323,7 @@ def torch_ops():
 
 # A baseline measured for a version rather than for its family (Version.baseline),
 # and the family whose inputs it takes.
-BASELINE_FAMILY = {"matmul_tf32": "matmul"}
+BASELINE_FAMILY = {"matmul_tf32": "matmul", "conv_tf32": "conv"}
 
 
 PYCUDA_BASELINES = ("reduce",)  # the families pycuda_ops() covers

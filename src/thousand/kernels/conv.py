@@ -15,7 +15,9 @@ from thousand.cuda import (
     check_block,
     check_index_range,
     check_shape,
+    device_info,
     launch,
+    on_cpu,
 )
 from thousand.kernels.conv_geometry import ConvGeometry
 from thousand.kernels.family import Family, Version
@@ -157,9 +159,24 @@ def conv_v2(X, K, geom=PLAIN, out=None, block=256):
 
 
 def conv_v3(X, K, geom=PLAIN, out=None, block=TILE_THREADS):
+    return _implicit("conv_v3", X, K, geom, out, block)
+
+
+def conv_v4(X, K, geom=PLAIN, out=None, block=TILE_THREADS):
+    if not on_cpu() and float(device_info()["compute_capability"]) < 8.0:
+        raise ValueError(f"{OP}: conv_v4 needs TF32 tensor cores (sm_80 or later)")
+    return _implicit("conv_v4", X, K, geom, out, block)
+
+
+# --8<-- [end:launchers]
+
+
+def _implicit(name, X, K, geom, out, block):
+    """v3 and v4: one block of 128 threads per 128 x 64 tile of a group's output."""
     if block != TILE_THREADS:
         raise ValueError(
-            f"{OP}: conv_v3 is written for {TILE_THREADS} threads, got {block}"
+            f"{OP}: {name} is written for blocks of {TILE_THREADS} threads, "
+            f"got block={block!r}"
         )
     stage, dX, dK, dY, sizes = _start(X, K, geom, out, block)
     if dY.size:
@@ -167,14 +184,11 @@ def conv_v3(X, K, geom=PLAIN, out=None, block=TILE_THREADS):
         grid = (cdiv(Fg, TILE[1]), cdiv(rows, TILE[0]), geom.groups)
         if grid[1] > GRID_Y_LIMIT:
             raise ValueError(
-                f"{OP}: conv_v3 takes at most {GRID_Y_LIMIT * TILE[0]:,} output pixels "
+                f"{OP}: {name} takes at most {GRID_Y_LIMIT * TILE[0]:,} output pixels "
                 f"(N P Q), got {rows:,}; split the batch"
             )
-        launch(OP, "conv_v3", grid, (block,), dX, dK, dY, *ints(sizes, geom))
+        launch(OP, name, grid, (block,), dX, dK, dY, *ints(sizes, geom))
     return stage.result(dY, out)
-
-
-# --8<-- [end:launchers]
 
 
 class _slabs:
@@ -268,8 +282,20 @@ FAMILY = Family(
             blocks=(TILE_THREADS,),
             default_block=TILE_THREADS,
         ),
+        Version(
+            4,
+            "conv_v4",
+            "tensor cores: the implicit GEMM on TF32 mma.sync",
+            conv_v4,
+            blocks=(TILE_THREADS,),
+            default_block=TILE_THREADS,
+            gpu_only="mma.sync on tensor cores is a PTX instruction",
+            tolerance=5e-3,  # TF32 keeps 10 of float32's 23 mantissa bits
+            baseline="conv_tf32",
+        ),
     ),
     ref=conv_ref,
+    helpers=("conv_swap01",),
     make_inputs=make_inputs,
     check_sizes=CONV_SIZES,
     bench_size=CONV_BENCH,

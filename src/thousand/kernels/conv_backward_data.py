@@ -111,7 +111,10 @@ def conv_backward_data_v1(dY, K, hw, geom=PLAIN, out=None, block=256):
 
 def conv_backward_data_v2(dY, K, hw, geom=PLAIN, out=None, block=TILE_THREADS):
     if block != TILE_THREADS:
-        raise ValueError(f"{OP}: v2 is written for {TILE_THREADS} threads, got {block}")
+        raise ValueError(
+            f"{OP}: v2 is written for blocks of {TILE_THREADS} threads, "
+            f"got block={block!r}"
+        )
     stage, ddY, dK, dX, sizes = _start(dY, K, hw, geom, out, block)
     if dX.size:
         pixels, Cg = dX.size // dX.shape[3], dX.shape[3] // geom.groups
@@ -176,6 +179,7 @@ FAMILY = Family(
         ),
     ),
     ref=conv_backward_data_ref,
+    helpers=("conv_backward_data_filter",),
     make_inputs=make_inputs,
     check_sizes=CONV_SIZES,
     bench_size=CONV_BENCH,

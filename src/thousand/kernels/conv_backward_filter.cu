@@ -14,25 +14,28 @@
 //     slices in a fixed order, so the result does not depend on timing (atomics
 //     would make it vary from run to run in the last bits).
 
-#include "warp_tiled.cuh"
 #include "conv_shape.cuh"
+#include "warp_tiled.cuh"
 
 // --8<-- [start:conv-backward-filter-v1]
 extern "C" __global__ void conv_backward_filter_v1(const float* X, const float* dY,
                                                    float* dK, CONV_ARGS) {
     CONV_SHAPE;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)R * S * cs.Cg * F) return;
+    if (i >= (long long)R * S * cs.Cg * F)
+        return;
     int f = i % F, c = (i / F) % cs.Cg, s = (i / F / cs.Cg) % S, r = i / F / cs.Cg / S;
     const float* x = X + cs.g0(f / cs.Fg) + c;  // this weight's input channel
     float acc = 0.0f;
     for (int n = 0; n < N; ++n) {
         for (int p = 0; p < cs.P; ++p) {
             int h = p * st - pad + r * dil;
-            if (h < 0 || h >= H) continue;  // a tap in the padding: adds zero
+            if (h < 0 || h >= H)
+                continue;  // a tap in the padding: adds zero
             for (int q = 0; q < cs.Q; ++q) {
                 int w = q * st - pad + s * dil;
-                if (w < 0 || w >= W) continue;
+                if (w < 0 || w >= W)
+                    continue;
                 acc += x[(((size_t)n * H + h) * W + w) * C] *
                        dY[(((size_t)n * cs.P + p) * cs.Q + q) * F + f];
             }
@@ -50,11 +53,13 @@ struct TapLoad {
     ConvShape cs;
     int g;
     __device__ float at(int m, int k) const {
-        if (m >= cs.R * cs.S * cs.Cg || k >= cs.N * cs.P * cs.Q) return 0.0f;
+        if (m >= cs.R * cs.S * cs.Cg || k >= cs.N * cs.P * cs.Q)
+            return 0.0f;
         int c = m % cs.Cg, s = m / cs.Cg % cs.S, r = m / cs.Cg / cs.S;
         int q = k % cs.Q, p = k / cs.Q % cs.P, n = k / cs.Q / cs.P;
         int h = p * cs.st - cs.pad + r * cs.dil, w = q * cs.st - cs.pad + s * cs.dil;
-        if (h < 0 || h >= cs.H || w < 0 || w >= cs.W) return 0.0f;
+        if (h < 0 || h >= cs.H || w < 0 || w >= cs.W)
+            return 0.0f;
         return X[(((size_t)n * cs.H + h) * cs.W + w) * cs.C + cs.g0(g) + c];
     }
     // four consecutive pixels of one tap: four gathers (neighbouring threads take
@@ -67,25 +72,27 @@ struct TapLoad {
 // blockIdx.z = slice * G + g; the slice sums pixels [z0, z0 + chunk) into its own
 // R S C/G x F layer of `partial`.
 extern "C" __global__ void __launch_bounds__(128)
-    conv_backward_filter_v2(const float* X, const float* dY, float* partial,
-                            int chunk, CONV_ARGS) {
+    conv_backward_filter_v2(const float* X, const float* dY, float* partial, int chunk,
+                            CONV_ARGS) {
     CONV_SHAPE;
     int g = blockIdx.z % G, slice = blockIdx.z / G;
     int taps = R * S * cs.Cg, pixels = N * cs.P * cs.Q;
     int k0 = slice * chunk, k1 = min(k0 + chunk, pixels);
     warp_tiled_gemm<128, 64, 16, 64, 32, 8, 4, 2, true, true>(
         TapLoad{X, cs, g}, MatrixLoad{dY + g * cs.Fg, pixels, cs.Fg, F},
-        MatrixStore{partial + (size_t)slice * taps * F + g * cs.Fg, taps, cs.Fg, F},
-        k0, k1);
+        MatrixStore{partial + (size_t)slice * taps * F + g * cs.Fg, taps, cs.Fg, F}, k0,
+        k1);
 }
 
 // dK = the sum of the slices, in slice order.
 extern "C" __global__ void conv_backward_filter_sum(const float* partial, float* dK,
                                                     int size, int splits) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= size) return;
+    if (i >= size)
+        return;
     float acc = 0.0f;
-    for (int z = 0; z < splits; ++z) acc += partial[(size_t)z * size + i];
+    for (int z = 0; z < splits; ++z)
+        acc += partial[(size_t)z * size + i];
     dK[i] = acc;
 }
 // --8<-- [end:conv-backward-filter-v2]

@@ -122,7 +122,10 @@ def splits_for(pixels: int) -> int:
 
 def conv_backward_filter_v2(X, dY, rs, geom=PLAIN, out=None, block=TILE_THREADS):
     if block != TILE_THREADS:
-        raise ValueError(f"{OP}: v2 is written for {TILE_THREADS} threads, got {block}")
+        raise ValueError(
+            f"{OP}: v2 is written for blocks of {TILE_THREADS} threads, "
+            f"got block={block!r}"
+        )
     stage, dX, ddY, dK, sizes = _start(X, dY, rs, geom, out, block)
     if dK.size:
         pixels = ddY.size // ddY.shape[3]
@@ -200,6 +203,7 @@ FAMILY = Family(
         ),
     ),
     ref=conv_backward_filter_ref,
+    helpers=("conv_backward_filter_sum",),
     make_inputs=make_inputs,
     check_sizes=CONV_SIZES,
     bench_size=CONV_BENCH,

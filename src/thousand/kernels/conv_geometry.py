@@ -49,9 +49,7 @@ class ConvGeometry:
             raise ValueError(f"{op}: {C} input and {F} output channels; need >= 1 each")
         G = self.groups
         if C % G or F % G:
-            raise ValueError(
-                f"{op}: groups = {G} must divide both C = {C} and F = {F}"
-            )
+            raise ValueError(f"{op}: groups = {G} must divide both C = {C} and F = {F}")
         P, Q = self.output_hw(H, W, R, S)
         if P < 1 or Q < 1:
             raise ValueError(

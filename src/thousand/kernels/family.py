@@ -58,6 +58,10 @@ class Family:
     # arithmetic (softmax's huge logits) rather than to be a workload; None: the
     # same make_inputs. The kernel and its baselines always get the same data.
     typical_inputs: Callable | None = None
+    # Kernels of the .cu file that are not rungs of the ladder but steps some
+    # versions launch around their main kernel (a layout change, an ordered sum):
+    # checked through the versions that use them.
+    helpers: tuple[str, ...] = ()
 
     def timed_inputs(self, rng: np.random.Generator, size: tuple) -> tuple:
         """The inputs a benchmark times: typical_inputs, else make_inputs."""
