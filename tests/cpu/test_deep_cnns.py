@@ -1,6 +1,6 @@
 """A10 and A11's networks on the CPU backend: each family (AlexNet-style with tanh
 and dropout, VGG-style, ResNets plain and residual, with and without batch norm,
-both shortcuts) against its PyTorch twin step by step, at tiny sizes; the layer
+both shortcuts) against its PyTorch twin over two SGD steps, at tiny sizes; the layer
 shapes and parameter counts; augmentation; batch norm's calibration.
 
 The twin runs in float32 on the CPU with the kernels' own dropout masks; both sides
@@ -38,7 +38,7 @@ SPECS = {
 SIZES = {"alexnet-relu": 16, "alexnet-tanh": 16}  # the rest: 8 x 8
 
 
-def check_against_twin(name, steps=3, batch=4, device="cpu", tol=1e-4):
+def check_against_twin(name, steps=2, batch=4, device="cpu", tol=1e-4):
     """`steps` SGD steps from the same weights on the same batches, then the
     weights and the evaluation logits (after calibration) of both."""
     from thousand.models import cnn_twin
