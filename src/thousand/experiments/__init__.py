@@ -63,7 +63,7 @@ class Experiment:
     gpu_only: str | None = None
     notes: dict[str, Note] = field(default_factory=dict)
     # Chinese for every axis label, series and lane name its results use: the
-    # Chinese page's table speaks Chinese (charts stay English: see site.experiments).
+    # Chinese page's chart and table speak Chinese (see site.experiments).
     zh: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -8,12 +8,12 @@ CPU backend from the kernels themselves.
 
 from __future__ import annotations
 
-import io
 import json
 import posixpath
 import re
 
 from thousand.bench.ledger import ROOT
+from thousand.site import charts
 
 ACCESS_DIR = ROOT / "docs" / "assets" / "access"
 DIRECTIVE = re.compile(r"^<!-- access:([\w-]+) -->$", re.M)
@@ -48,6 +48,35 @@ TEXT = {
         "(`{line}`): the colour is the block that stored to the element, the label "
         "the thread's threadIdx (x, y); checked against the blockIdx and threadIdx "
         "the kernel wrote itself",
+    },
+}
+
+
+# The pictures' own words, in each language.
+CHART = {
+    "zh": {
+        "line": "触及的 128 字节缓存行",
+        "bank": "共享内存存储体",
+        "lane": "lane（线程束中的线程）",
+        "used": "{sectors} 个扇区，用上 {pct:.0f}%",
+        "conflict": "{conflict} 路冲突",
+        "no_conflict": "没有冲突",
+        "column": "x：列（threadIdx.x 变得最快）",
+        "row": "y：行",
+        "launch": "{title}：网格 ({gx}, {gy})，线程块 ({bx}, {by})；"
+        "红框：{rows} × {cols} 的数组，斜线：空闲线程",
+    },
+    "en": {
+        "line": "128-byte line touched",
+        "bank": "shared-memory bank",
+        "lane": "lane (thread of the warp)",
+        "used": "{sectors} sectors, {pct:.0f}% used",
+        "conflict": "{conflict}-way conflict",
+        "no_conflict": "no conflict",
+        "column": "x: column (threadIdx.x varies fastest)",
+        "row": "y: row",
+        "launch": "{title}: grid ({gx}, {gy}), block ({bx}, {by}); red: the {rows} x "
+        "{cols} array, hatched: idle threads",
     },
 }
 
@@ -114,25 +143,28 @@ def render_page(markdown: str, page_uri: str, lang: str) -> str:
     return DIRECTIVE.sub(replace, markdown)
 
 
-def draw(name: str) -> bytes:
-    import matplotlib
+def draw(name: str, lang: str = "en") -> bytes:
+    """The picture, its words in `lang`, charts.WIDTH wide: panels one under
+    another, so that none shrinks to a fraction of a phone's width."""
+    with charts.style() as plt:
+        panels = load(name)["panels"]
+        if all(p["space"] == "launch" for p in panels):
+            return _draw_launch(plt, panels, CHART[lang])
+        return _draw_panels(plt, panels, CHART[lang])
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    panels = load(name)["panels"]
-    if all(p["space"] == "launch" for p in panels):
-        return _draw_launch(plt, panels)
+def _draw_panels(plt, panels, t) -> bytes:
     fig, axes = plt.subplots(
-        1, len(panels), figsize=(4.2 * len(panels), 3.6), dpi=100, squeeze=False
-    )
+        len(panels), 1, figsize=(charts.WIDTH, 2.9 * len(panels)), dpi=100,
+        squeeze=False,
+    )  # fmt: skip
     # Global panels share one scale, so a warp confined to one line looks it.
     spans = [
         (max(p["offsets"]) - min(p["offsets"])) // 128
         for p in panels
         if p["space"] == "global"
     ]
-    for ax, p in zip(axes[0], panels, strict=True):
+    for ax, p in zip(axes[:, 0], panels, strict=True):
         lanes = p["lanes"]
         if p["space"] == "global":
             base = min(p["offsets"]) // 128 * 128
@@ -143,42 +175,44 @@ def draw(name: str) -> bytes:
             # in quarters otherwise)
             top = max(spans)
             ax.set_yticks(range(0, top + 1, max(1, -(-(top + 1) // 8))))
-            ax.set_ylabel("128-byte line touched")
-            note = f"{p['sectors']} sectors, {100 * p['efficiency']:.0f}% used"
+            ax.set_ylabel(t["line"])
+            note = t["used"].format(sectors=p["sectors"], pct=100 * p["efficiency"])
         else:
             ax.scatter(lanes, p["banks"], s=14, color="#e65100")
             ax.set_ylim(-1, 32)
-            ax.set_ylabel("shared-memory bank")
+            ax.set_ylabel(t["bank"])
             note = (
-                f"{p['conflict']}-way conflict" if p["conflict"] > 1 else "no conflict"
+                t["conflict"].format(conflict=p["conflict"])
+                if p["conflict"] > 1
+                else t["no_conflict"]
             )
         ax.set_xlim(-1, 32)
-        ax.set_xlabel("lane (thread of the warp)")
-        ax.set_title(f"{p['title']}\n{note}", fontsize=9)
+        ax.set_xlabel(t["lane"])
+        ax.set_title(f"{p['title']}\n{note}")
         ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    return buf.getvalue()
+    return charts.svg(fig)
 
 
-def _draw_launch(plt, panels) -> bytes:
+def _draw_launch(plt, panels, t) -> bytes:
     """A launch map: one cell per thread of the grid, coloured by its block, labelled
     with its threadIdx; cells past the array's edge are the idle threads."""
     from matplotlib.patches import Rectangle
 
     (gx, gy), (bx, by) = panels[0]["grid"], panels[0]["block"]
     width, height = gx * bx, gy * by  # the grid's extent in threads
+    # inches: the grid fills the chart's width but for the labels either side
+    cell = (charts.WIDTH - 1.75) / width
     fig, axes = plt.subplots(
-        1,
         len(panels),
-        figsize=(0.62 * width * len(panels) + 0.8, 0.62 * height + 1.3),
+        1,
+        figsize=(charts.WIDTH, (cell * height + 2.1) * len(panels)),
         dpi=100,
         squeeze=False,
     )
     colours = plt.get_cmap("tab10").colors
-    for ax, p in zip(axes[0], panels, strict=True):
+    small = charts.MIN_PT
+    for ax, p in zip(axes[:, 0], panels, strict=True):
         rows, cols = p["shape"]
         for r in range(height):
             for c in range(width):
@@ -190,7 +224,7 @@ def _draw_launch(plt, panels) -> bytes:
                     )
                     label = f"{p['thread_x'][r][c]},{p['thread_y'][r][c]}"
                     ax.text(c + 0.5, r + 0.6, label, ha="center", va="center",
-                            fontsize=8)  # fmt: skip
+                            fontsize=small)  # fmt: skip
                 else:  # a thread past the edge (or, in a buggy launch, no writer)
                     ax.add_patch(
                         Rectangle(
@@ -207,26 +241,31 @@ def _draw_launch(plt, panels) -> bytes:
             ax.axvline(k * bx, color="black", linewidth=1.6)
         for k in range(gy + 1):
             ax.axhline(k * by, color="black", linewidth=1.6)
-        for j in range(gy):
-            for i in range(gx):
-                ax.text(i * bx + 0.08, j * by + 0.22, f"block ({i},{j})",
-                        fontsize=6.5, fontweight="bold", va="center")  # fmt: skip
         ax.plot([0, cols, cols, 0, 0], [0, 0, rows, rows, 0], color="#c62828",
                 linewidth=2.2)  # fmt: skip
         ax.set_xlim(0, width)
         ax.set_ylim(height, 0)  # row 0 at the top, as the array is printed
-        ax.set_xticks([c + 0.5 for c in range(width)], range(width), fontsize=7)
-        ax.set_yticks([r + 0.5 for r in range(height)], range(height), fontsize=7)
-        ax.set_xlabel("x: column (threadIdx.x varies fastest)")
-        ax.set_ylabel("y: row")
-        ax.set_aspect("equal")
-        ax.set_title(
-            f"{p['title']}: grid ({gx}, {gy}), block ({bx}, {by}); red: the "
-            f"{rows} x {cols} array, hatched: idle threads",
-            fontsize=9,
+        # the blocks' numbers above and beside the grid, clear of the cells' labels
+        ax.set_xticks([c + 0.5 for c in range(width)], range(width))
+        ax.set_yticks([r + 0.5 for r in range(height)], range(height))
+        top = ax.secondary_xaxis("top")
+        top.set_xticks(
+            [(i + 0.5) * bx for i in range(gx)],
+            [f"blockIdx.x = {i}" for i in range(gx)],
         )
+        top.tick_params(length=0)
+        right = ax.secondary_yaxis("right")
+        right.set_yticks(
+            [(j + 0.5) * by for j in range(gy)],
+            [f"blockIdx.y = {j}" for j in range(gy)],
+        )
+        right.tick_params(length=0)
+        ax.set_xlabel(t["column"])
+        ax.set_ylabel(t["row"])
+        ax.set_aspect("equal")
+        title = t["launch"].format(
+            title=p["title"], gx=gx, gy=gy, bx=bx, by=by, rows=rows, cols=cols
+        )
+        ax.set_title(charts.wrap(title), pad=22)  # above the blocks' numbers
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    return buf.getvalue()
+    return charts.svg(fig)

@@ -1,20 +1,32 @@
 """`<!-- results:experiment NAME -->`: an experiment's recorded result as a chart and
 a table, with the figures its notes describe.
 
-The chart's text is English in both languages (the build machine need not have a
-CJK font); the Chinese page gets Chinese in the table, the caption and the alt text.
+Both speak the page's language: the Chinese page's chart, table, caption and alt
+text take their words from the experiment's `zh` (and CHART_ZH for the chart's own
+few words). The chart is SVG with its text left as text (site.charts), so the
+reader's browser sets the Chinese.
 """
 
 from __future__ import annotations
 
-import io
 import math
-import textwrap
 
 from thousand.experiments import Experiment, lane_totals
+from thousand.site import charts
 
 COLORS = ["#4a7ebb", "#c0392b", "#27ae60", "#8e44ad", "#e67e22", "#16a085", "#7f8c8d"]
 DASH = "–"
+# The chart's own words, and the few recorded labels an experiment's zh= lacks (its
+# own zh= wins): Chinese for the Chinese page's chart.
+CHART_ZH = {
+    "time (ms) from the first operation": "自第一个操作起的时间 (ms)",
+    "kernel": "核函数",
+    "{name} (0 not drawn)": "{name}（0 未画出）",
+    "which of the warpgroup's 128 threads holds each element of its 64 x 128 "
+    "accumulator (columns 0-31), as the GPU wrote it: warp w owns rows 16w to "
+    "16w + 15": "线程束组的 128 个线程中，哪一个持有 64 × 128 累加器的哪个元素"
+    "（第 0-31 列），由 GPU 写出：第 w 个线程束持有第 16w 到 16w + 15 行",
+}
 
 
 def plot_name(name: str) -> str:
@@ -22,7 +34,9 @@ def plot_name(name: str) -> str:
 
 
 def _word(e: Experiment, text: str, lang: str) -> str:
-    return e.zh.get(text, text) if lang == "zh" else text
+    if lang != "zh":
+        return text
+    return e.zh.get(text, CHART_ZH.get(text, text))
 
 
 def _cell(value, fmt: str) -> str:
@@ -72,15 +86,21 @@ def notes(e: Experiment, result: dict, lang: str) -> str:
     )
 
 
-def draw(e: Experiment, result: dict, title: str) -> bytes:
-    import matplotlib
+def draw(e: Experiment, result: dict, title: str, lang: str = "en") -> bytes:
+    """The chart, its words in `lang`, charts.WIDTH wide (see site.charts)."""
+    with charts.style() as plt:
+        return _draw(plt, e, result, title, lang)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
+    def word(text: str) -> str:
+        return _word(e, str(text), lang)
+
+    W = charts.WIDTH
+    legend = None  # (handles, labels) for a legend under the chart
     if result["kind"] == "timeline":
         lanes = list(result["lanes"])
-        fig, ax = plt.subplots(figsize=(7.5, 0.55 * len(lanes) + 1.8), dpi=100)
+        fig, ax = plt.subplots(figsize=(W, 0.5 * len(lanes) + 2.2), dpi=100)
         kinds = sorted(
             {label for spans in result["lanes"].values() for label, *_ in spans}
         )
@@ -88,40 +108,50 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
         for row, lane in enumerate(lanes):
             for label, start, end in result["lanes"][lane]:
                 ax.barh(row, end - start, left=start, color=color[label], height=0.6)
-        ax.set_yticks(range(len(lanes)), lanes)
+        # a long lane name in two lines, not half the chart's width
+        ax.set_yticks(range(len(lanes)), [charts.wrap(word(n), 20) for n in lanes])
         ax.invert_yaxis()
-        ax.set_xlabel("time (ms) from the first operation")
+        ax.set_xlabel(word("time (ms) from the first operation"))
         handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kinds]
-        ax.legend(handles, kinds, fontsize=8, loc="upper right", ncol=len(kinds))
+        legend = (handles, [word(k) for k in kinds])
     else:
+        xs = result["x"]["values"]
+        names = list(result["series"])
+        ticks = [word(x) for x in xs]
+        # bars whose names would collide side by side lie across the chart, one
+        # row each, their names (in at most two lines) at the left
+        horizontal = result["kind"] == "bars" and max(map(len, ticks)) * len(ticks) > 40
+        if horizontal:
+            ticks = [charts.wrap(t, 22) for t in ticks]
+            lines = max(t.count("\n") + 1 for t in ticks)
+            row = max(0.2 * lines + 0.1, 0.14 * len(names) + 0.12)  # inches
+            chart = row * len(xs) + 1.7
+        else:
+            chart = 3.8
         # optional pictures go below the chart, not beside it: the figure keeps
         # the chart's width, so on a phone neither is shrunk to half of it
         images = result.get("images")
-        # square pictures across the figure's 7 inches, plus a line for their title
-        below = 7 * _picture_rows(images) / _picture_cols(images) + 0.5 if images else 0
-        fig = plt.figure(figsize=(7, 4.2 + below), dpi=100)
+        # square pictures across the figure's width, plus lines for their title
+        below = W * _picture_rows(images) / _picture_cols(images) + 0.8 if images else 0
+        fig = plt.figure(figsize=(W, chart + below), dpi=100)
         outer = fig.add_gridspec(
-            2 if images else 1, 1, height_ratios=[4.2, below][: 1 + bool(images)]
+            2 if images else 1, 1, height_ratios=[chart, below][: 1 + bool(images)]
         )
         ax = fig.add_subplot(outer[0])
         if images:
-            _draw_images(fig, outer[1], images)
-        xs = result["x"]["values"]
+            _draw_images(fig, outer[1], images, word)
         if result["kind"] == "bars":
-            names = list(result["series"])
             width = 0.8 / len(names)
             for j, n in enumerate(names):
                 pos = [i + (j - (len(names) - 1) / 2) * width for i in range(len(xs))]
                 ys = [0 if v is None else v for v in result["series"][n]]
-                ax.bar(pos, ys, width=width, label=n, color=COLORS[j % len(COLORS)])
-            long = max(len(str(x)) for x in xs) * len(xs) > 60  # would collide
-            ax.set_xticks(
-                range(len(xs)),
-                [str(x) for x in xs],
-                fontsize=8,
-                rotation=30 if long else 0,
-                ha="right" if long else "center",
-            )
+                bar = ax.barh if horizontal else ax.bar
+                bar(pos, ys, width, label=word(n), color=COLORS[j % len(COLORS)])
+            if horizontal:
+                ax.set_yticks(range(len(xs)), ticks)
+                ax.invert_yaxis()
+            else:
+                ax.set_xticks(range(len(xs)), ticks)
         else:
             log_y = result["y"].get("log")
             for j, (n, ys) in enumerate(result["series"].items()):
@@ -130,7 +160,11 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
                 # points are left out and the legend says so; the table has them
                 zero = log_y and any(y <= 0 for _, y in pts)
                 pts = [(x, y) for x, y in pts if not (log_y and y <= 0)]
-                label = f"{n} (0 not drawn)" if zero else n
+                label = (
+                    word("{name} (0 not drawn)").format(name=word(n))
+                    if zero
+                    else word(n)
+                )
                 if not pts:  # nothing to draw: the legend still names it
                     ax.plot([], [], "o-", label=label, color=COLORS[j % len(COLORS)])
                     continue
@@ -144,36 +178,45 @@ def draw(e: Experiment, result: dict, title: str) -> bytes:
             log_x = result["x"].get("log")
             if log_x:  # True: base 2 (sizes in bytes, threads); 10: base 10
                 ax.set_xscale("log", base=10 if log_x == 10 else 2)
+        values = ax.xaxis if horizontal else ax.yaxis  # the axis of the figures
         if result["y"].get("log"):
-            ax.set_yscale("log")
-            lo, hi = ax.get_ylim()
+            (ax.set_xscale if horizontal else ax.set_yscale)("log")
+            lo, hi = ax.get_xlim() if horizontal else ax.get_ylim()
             if hi < 10 * lo:  # within a decade: 4 and 5, not 4 x 10^0 and 5 x 10^0
                 from matplotlib.ticker import FuncFormatter
 
                 plain = FuncFormatter(lambda v, _: f"{v:g}")
-                ax.yaxis.set_major_formatter(plain)
-                ax.yaxis.set_minor_formatter(plain)
-        ax.set_xlabel(result["x"]["label"])
-        ax.set_ylabel(result["y"]["label"])
-        ax.grid(True, which="major", alpha=0.3)
-        if result["kind"] == "bars" and len(result["series"]) > 1:
+                values.set_major_formatter(plain)
+                values.set_minor_formatter(plain)
+        x_label, y_label = word(result["x"]["label"]), word(result["y"]["label"])
+        ax.set_xlabel(y_label if horizontal else x_label)
+        ax.set_ylabel(x_label if horizontal else y_label)
+        ax.grid(True, axis="x" if horizontal else "both", which="major", alpha=0.3)
+        if horizontal and len(names) > 1:  # above the bars, under the title
+            ncol = 2 if max(len(word(n)) for n in names) <= 22 else 1
+            ax.legend(loc="lower left", bbox_to_anchor=(0, 1), ncol=ncol, frameon=False)
+        elif result["kind"] == "bars" and len(names) > 1:
             # the legend above the tallest bar, never over it: a band of headroom
             # across the top holds it, entries side by side while they fit the width
-            names = [str(n) for n in result["series"]]
-            ncol = min(len(names), 3) if sum(map(len, names)) < 60 else 1
-            rows = math.ceil(len(names) / ncol)
+            shown = [word(n) for n in names]
+            ncol = min(len(shown), 2) if sum(map(len, shown)) < 40 else 1
+            rows = math.ceil(len(shown) / ncol)
             if not result["y"].get("log"):
                 lo, hi = ax.get_ylim()
                 ax.set_ylim(lo, hi * (1.1 + 0.1 * rows))
-            ax.legend(fontsize=8, loc="upper left", ncol=ncol)
+            ax.legend(loc="upper left", ncol=ncol)
+        elif len(result["series"]) > 3:  # inside, it would cover the lines
+            legend = ax.get_legend_handles_labels()
         elif len(result["series"]) > 1 or result["kind"] == "lines":
-            ax.legend(fontsize=8)
-    ax.set_title(textwrap.fill(title, 80), fontsize=10)  # long titles wrap, not clip
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    return buf.getvalue()
+            ax.legend()
+    # over the figure, not the axes (which the labels push right); long titles
+    # wrap rather than run off the edge
+    fig.suptitle(charts.wrap(title))
+    if legend:  # under the chart, where it hides nothing
+        charts.legend_below(fig, *legend)
+    else:
+        fig.tight_layout()
+    return charts.svg(fig)
 
 
 def _picture_cols(images: dict) -> int:
@@ -186,7 +229,7 @@ def _picture_rows(images: dict) -> int:
     return math.ceil(len(images["values"]) / _picture_cols(images))
 
 
-def _draw_images(fig, spec, images: dict) -> None:
+def _draw_images(fig, spec, images: dict, word=str) -> None:
     """A square grid of small pictures (an RBM's filters, say), each reshaped to
     images["shape"], on one colour scale centred on zero: red positive, blue
     negative."""
@@ -198,7 +241,7 @@ def _draw_images(fig, spec, images: dict) -> None:
     frame = fig.add_subplot(spec, frameon=False)  # holds the title, centred
     frame.set_xticks([])
     frame.set_yticks([])
-    frame.set_title(textwrap.fill(images["label"], 90), fontsize=9)
+    frame.set_title(charts.wrap(word(images["label"]), 40))
     if len(pictures) == 1 and pictures[0].min() >= 0:  # one map of counts or ids
         _draw_map(fig, spec, pictures[0])
         return
@@ -221,5 +264,4 @@ def _draw_map(fig, spec, picture) -> None:
     rows, cols = picture.shape
     a.set_yticks(range(0, rows, max(1, rows // 8)))
     a.set_xticks(range(0, cols, max(1, cols // 8)))
-    a.tick_params(labelsize=7)
-    fig.colorbar(shown, ax=a, fraction=0.05, pad=0.02).ax.tick_params(labelsize=7)
+    fig.colorbar(shown, ax=a, fraction=0.05, pad=0.02)

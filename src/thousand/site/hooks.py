@@ -132,7 +132,8 @@ def on_files(files, config):
         files.append(File.generated(config, uri, content=svg))
     for name in access.names():
         uri = f"assets/access/{name}.svg"
-        files.append(File.generated(config, uri, content=access.draw(name)))
+        content = access.draw(name, config.theme["language"])
+        files.append(File.generated(config, uri, content=content))
     for uri, markdown in _benchmark_pages.items():
         files.append(File.generated(config, uri, content=markdown))
     for src, data in _vendored.values():

@@ -23,14 +23,13 @@ record its results, THOUSAND_ALLOW_UNRECORDED=1 renders such a directive as a re
 from __future__ import annotations
 
 import html
-import io
 import os
 import posixpath
 import re
 
 from thousand.bench import ledger as L
 from thousand.experiments import by_name
-from thousand.site import experiments
+from thousand.site import charts, experiments
 
 DIRECTIVE = re.compile(r"^<!-- results:(\w+)((?: [\w.-]+)*) -->$", re.M)
 
@@ -449,9 +448,10 @@ def _power_of_two(n: int) -> str:
 
 
 def _power_of_two_tex(n: int) -> str:
-    """The same for a chart: matplotlib's mathtext, $2^{28}$."""
+    """The same for a chart, in plain text at full size: 2^28 (a superscript
+    would be too small to read on a phone)."""
     k = _large_power_of_two(n)
-    return str(n) if k is None else f"$2^{{{k}}}$"
+    return str(n) if k is None else f"2^{k}"
 
 
 def _block_text(b) -> str:
@@ -640,6 +640,31 @@ LIBRARY_NAMES = {
     "matmul_wgmma": "cuBLAS, bf16",
     "matmul_wgmma_tf32": "cuBLAS, TF32 on",
     "reduce": "torch.sum",
+}
+
+
+# The words on the ladder and series charts, in each language.
+CHART_TEXT = {
+    "zh": {
+        "copy": "复制核函数（实测峰值）",
+        "at_size": "{unit}，规模 {size}",
+        "numpy": "CPU 上的 NumPy",
+        "with_copies": "GPU，含主机↔设备复制",
+        "kernel": "只算核函数（数据已在 GPU 上）",
+        "elements": "元素个数 (float32)：out = x + y",
+        "time": "时间 (ms，中位数)",
+        "sep": "：",
+    },
+    "en": {
+        "copy": "copy kernel (measured peak)",
+        "at_size": "{unit} at size {size}",
+        "numpy": "NumPy on the CPU",
+        "with_copies": "GPU incl. host↔device copies",
+        "kernel": "GPU kernel only (data already on the GPU)",
+        "elements": "elements (float32): out = x + y",
+        "time": "time (ms, median)",
+        "sep": ": ",
+    },
 }
 
 
@@ -872,9 +897,11 @@ class Results:
         device = self.ledger["device"]["name"]
         for name, entry in self.ledger.get("experiments", {}).items():
             e = by_name(name)
-            title = f"{e.title['en']}: {device}, {L.run_of(self.ledger, entry)['date']}"
+            sep = "：" if self.lang == "zh" else ": "
+            date = L.run_of(self.ledger, entry)["date"]
+            title = f"{e.title[self.lang]}{sep}{device}, {date}"
             found[experiments.plot_name(name)] = experiments.draw(
-                e, entry["result"], title
+                e, entry["result"], title, self.lang
             )
         return found
 
@@ -883,25 +910,20 @@ class Results:
         lines; a log scale where the figures span more than a decade (rungs often
         differ by orders of magnitude), a linear one from 0 where they do not, so
         that two rungs 20% apart do not look ten times apart."""
-        import matplotlib
+        with charts.style() as plt:
+            return self._draw_ladder(plt, family)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+    def _draw_ladder(self, plt, family: str) -> bytes:
+        c = CHART_TEXT[self.lang]
         rows = self._rungs(family)
         bandwidth = "gbps" in rows[0]
         unit, key = ("GB/s", "gbps") if bandwidth else ("GFLOP/s", "gflops")
         work = rows[0]["bytes"] if bandwidth else rows[0]["flops"]
-        height = 0.45 * len(rows) + 2.2
-        fig, ax = plt.subplots(figsize=(7, height), dpi=100)
-        labels = [f"v{k['version']}" for k in rows]
-        ax.barh(labels, [k[key] for k in rows], color="#4a7ebb")
-        ax.invert_yaxis()
         lines = []
         run = L.run_of(self.ledger, rows[0])  # a family is always timed in one run
         if bandwidth:
             peak = run["copy_peak_gbps"]
-            lines.append((peak, "copy kernel (measured peak)", "--", "black"))
+            lines.append((peak, c["copy"], "--", "black"))
         library = {}
         for k in rows:  # a version may have its own baseline (cuBLAS TF32)
             if k.get("torch_ms"):
@@ -913,6 +935,11 @@ class Results:
         for name, value in library.items():
             style, color = next(styles)
             lines.append((value, name, style, color))
+        height = 0.4 * len(rows) + 1.6
+        fig, ax = plt.subplots(figsize=(charts.WIDTH, height), dpi=100)
+        labels = [f"v{k['version']}" for k in rows]
+        ax.barh(labels, [k[key] for k in rows], color="#4a7ebb")
+        ax.invert_yaxis()
         for value, name, style, color in lines:
             ax.axvline(value, linestyle=style, color=color, label=name)
         shown = [k[key] for k in rows] + [value for value, *_ in lines]
@@ -921,45 +948,37 @@ class Results:
         else:
             ax.set_xlim(0, 1.05 * max(shown))
         size = " × ".join(map(_power_of_two_tex, rows[0]["size"]))
-        ax.set_xlabel(f"{unit} at size {size}")
-        ax.set_title(
-            f"{family}: {self.ledger['device']['name']}, {run['date']}", fontsize=10
+        ax.set_xlabel(c["at_size"].format(unit=unit, size=size))
+        fig.suptitle(
+            f"{family}{c['sep']}{self.ledger['device']['name']}, {run['date']}"
         )
         ax.grid(True, axis="x", which="major", alpha=0.3)
         if lines:  # under the axes, where no bar can hide behind it
-            below = -0.6 / max(1.0, height - 1.4)  # clear of the axis label
-            ax.legend(
-                fontsize=8, loc="upper center", bbox_to_anchor=(0.5, below), ncol=2
-            )
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-        plt.close(fig)
-        return buf.getvalue()
+            charts.legend_below(fig, *ax.get_legend_handles_labels())
+        else:
+            fig.tight_layout()
+        return charts.svg(fig)
 
     def draw(self, name: str) -> bytes:
-        import matplotlib
+        with charts.style() as plt:
+            return self._draw(plt, name)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+    def _draw(self, plt, name: str) -> bytes:
+        c = CHART_TEXT[self.lang]
         series = self.ledger["series"][name]
         n = [p["n"] for p in series]
-        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+        fig, ax = plt.subplots(figsize=(charts.WIDTH, 3.8), dpi=100)
         for key, label, style in [
-            ("numpy_ms", "NumPy on the CPU", "o-"),
-            ("with_copies_ms", "GPU incl. host↔device copies", "s-"),
-            ("kernel_ms", "GPU kernel only (data already on the GPU)", "^-"),
+            ("numpy_ms", c["numpy"], "o-"),
+            ("with_copies_ms", c["with_copies"], "s-"),
+            ("kernel_ms", c["kernel"], "^-"),
         ]:
             ax.loglog(n, [p[key] for p in series], style, label=label, base=2)
-        ax.set_xlabel("elements (float32): out = x + y")
-        ax.set_ylabel("time (ms, median)")
+        ax.set_xlabel(c["elements"])
+        ax.set_ylabel(c["time"])
         run = self.ledger["runs"][self.ledger["series_runs"][name]]
-        ax.set_title(f"{self.ledger['device']['name']}, {run['date']}", fontsize=10)
+        fig.suptitle(f"{self.ledger['device']['name']}, {run['date']}")
         ax.grid(True, which="major", alpha=0.3)
         ax.legend()
         fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-        plt.close(fig)
-        return buf.getvalue()
+        return charts.svg(fig)

@@ -1,0 +1,234 @@
+"""What every chart the site draws with matplotlib shares: its width, its type sizes,
+and its text left as text in the SVG.
+
+A chart is drawn WIDTH inches wide (WIDTH * 72 SVG units, shown at WIDTH * 96 CSS px
+where the column is wide enough) and shrinks to the text column on a phone: 358 CSS
+px at a 390 px screen. Its smallest type, MIN_PT, is then still about 9 CSS px
+(`rendered_px` computes it; the browser test holds every chart to it).
+
+The SVG keeps its text as <text> (svg.fonttype 'none'), so the reader's browser sets
+it with its own fonts, Chinese included: the build machine needs no Chinese font to
+draw a Chinese chart. When it has one (`fc-list :lang=zh`), matplotlib measures
+Chinese labels with it and lays the chart out to their true width; without one it
+measures them with a fallback glyph (narrower than a Chinese character), and a long
+Chinese label may come out a little tight. The font stack written into the SVG
+(FONT_STACK) starts with DejaVu Sans and Verdana, whose widths matplotlib measured,
+then the usual Chinese system fonts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import logging
+import math
+import re
+import shutil
+import subprocess
+import warnings
+
+WIDTH = 5.0  # inches: 480 CSS px at full size, 358 on a 390 px phone
+MIN_PT = 9.5  # the smallest type on any chart: 9.4 CSS px on that phone
+PHONE_COLUMN = 358  # CSS px: the text column of a 390 px screen (Material)
+LEGIBLE_PX = 9.0  # what the browser test asks of every chart's text there
+
+# Chinese fonts matplotlib may know by name; otherwise fc-list finds one.
+CJK_FAMILIES = (
+    "Noto Sans CJK SC",
+    "Source Han Sans SC",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "Droid Sans Fallback",
+    "AR PL UMing CN",
+)
+FONT_STACK = (
+    "'DejaVu Sans', Verdana, 'Noto Sans', Roboto, 'Helvetica Neue', Arial, "
+    "'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', 'Noto Sans CJK SC', "
+    "'Source Han Sans SC', 'WenQuanYi Micro Hei', sans-serif"
+)
+
+
+@functools.cache
+def cjk_family() -> str | None:
+    """A Chinese font matplotlib can measure with, or None."""
+    from matplotlib import font_manager as fm
+
+    known = {f.name for f in fm.fontManager.ttflist}
+    for name in CJK_FAMILIES:
+        if name in known:
+            return name
+    # installed after matplotlib cached its font list: ask fontconfig
+    if shutil.which("fc-list"):
+        try:
+            out = subprocess.run(
+                ["fc-list", ":lang=zh", "file"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        for line in sorted(out.splitlines()):
+            path = line.split(":")[0].strip()
+            if not path.endswith((".ttf", ".otf", ".ttc")):
+                continue
+            try:
+                fm.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):
+                continue
+            name = fm.FontProperties(fname=path).get_name()
+            if name:
+                return name
+    return None
+
+
+def rc() -> dict:
+    family = ["DejaVu Sans"] + ([cjk_family()] if cjk_family() else [])
+    return {
+        "svg.fonttype": "none",  # text stays text: legible, searchable, any script
+        "font.family": family,
+        "font.size": 10.5,
+        "axes.titlesize": 10.5,
+        "axes.labelsize": 10.5,
+        "xtick.labelsize": MIN_PT,
+        "ytick.labelsize": MIN_PT,
+        "legend.fontsize": MIN_PT,
+        "figure.titlesize": 10.5,
+    }
+
+
+@contextlib.contextmanager
+def style():
+    """matplotlib (Agg) with the site's chart style; yields pyplot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    # without a Chinese font, every Chinese glyph would log a warning: the browser
+    # sets them, matplotlib only measures
+    font_log = logging.getLogger("matplotlib.font_manager")
+    level = font_log.level
+    font_log.setLevel(logging.ERROR)
+    try:
+        with plt.rc_context(rc()), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            yield plt
+    finally:
+        font_log.setLevel(level)
+
+
+_FAMILY = re.compile(r"font-family: [^;\"]+")
+
+
+def plain(x: float, base: float = 10) -> str:
+    """A log axis's tick in plain text at full size: 0.01, 512, 2^16 (base 2),
+    10^6, 3×10^-5. matplotlib's own ticks set the exponent as a superscript at 0.7
+    of the type size: too small on a phone."""
+    if x <= 0:
+        return f"{x:g}"
+    k = math.log(x, base)
+    whole = abs(k - round(k)) < 1e-9
+    if base == 2 and whole and x >= 2**10:
+        return f"2^{round(k)}"
+    if 1e-3 <= x < 1e5:
+        return f"{x:,.0f}" if x >= 1 and x == round(x) else f"{x:g}"
+    k10 = math.floor(math.log10(x) + 1e-9)
+    mantissa = x / 10**k10
+    if abs(mantissa - round(mantissa)) < 1e-6 and round(mantissa) == 1:
+        return f"10^{k10}"
+    return f"{mantissa:.3g}×10^{k10}"
+
+
+def legend_below(fig, handles, labels) -> None:
+    """A legend under the axes, across the figure (two columns while the names
+    are short), and the figure made taller by what it takes."""
+    ncol = 2 if max(len(str(n)) for n in labels) <= 22 else 1
+    rows = -(-len(labels) // ncol)
+    extra = 0.22 * rows + 0.15  # inches
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h + extra)
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False)
+    fig.tight_layout(rect=(0, extra / (h + extra), 1, 1))
+
+
+def _plain_log_ticks(fig) -> None:
+    """Every log axis of `fig` whose ticks matplotlib formats itself: `plain`."""
+    from matplotlib.ticker import LogFormatter, LogFormatterSciNotation
+
+    class Plain(LogFormatter):
+        def __call__(self, x, pos=None):
+            # the base class decides which ticks get a label, `plain` how it reads
+            return plain(x, self._base) if super().__call__(x, pos) else ""
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() != "log":
+                continue
+            base = axis.get_transform().base
+            if isinstance(axis.get_major_formatter(), LogFormatterSciNotation):
+                axis.set_major_formatter(Plain(base=base))
+            if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
+                axis.set_minor_formatter(Plain(base=base, labelOnlyBase=False))
+
+
+def svg(fig) -> bytes:
+    """The figure as SVG (no date: the same chart gives the same bytes), its text
+    set in FONT_STACK, and the figure closed."""
+    import matplotlib.pyplot as plt
+
+    _plain_log_ticks(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    text = _FAMILY.sub("font-family: " + FONT_STACK, buf.getvalue().decode())
+    return text.encode()
+
+
+def wrap(text: str, width: int = 50) -> str:
+    """A title in lines that fit the chart, `width` Latin letters each; a Chinese
+    character counts as two, and a line may break between any two of them, but
+    never after opening or before closing punctuation (no line ends with （ or
+    starts with ）)."""
+    cjk = "\u2e80-\u9fff\uff00-\uffef\u3000-\u303f"
+    close = re.escape("）》」』，。、：；！？)]}")
+    opening = re.escape("（《「『")
+    word = rf"[{opening}]*(?:[{cjk}]|[^\s{cjk}]+)[{close}]*"
+    tokens = re.findall(rf"{word}|\s+", text)
+    lines, line, used = [], "", 0
+    for token in tokens:
+        size = sum(2 if "\u2e80" <= c <= "\uffef" else 1 for c in token)
+        if token.isspace():
+            if line:
+                line, used = line + " ", used + 1
+            continue
+        if used + size > width and line.strip():
+            lines.append(line.rstrip())
+            line, used = "", 0
+        line, used = line + token, used + size
+    return "\n".join([*lines, line.rstrip()])
+
+
+_VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"')
+_SIZE = re.compile(r"font-size: ?([\d.]+)px")
+
+
+def text_sizes(data: bytes | str) -> tuple[float, list[float]]:
+    """An SVG chart's width in its own units and the font size of each text."""
+    text = data.decode() if isinstance(data, bytes) else data
+    box = _VIEWBOX.search(text)
+    if not box:
+        raise ValueError("an SVG without a viewBox")
+    return float(box.group(3)), [float(s) for s in _SIZE.findall(text)]
+
+
+def rendered_px(data: bytes | str, shown_width: float = PHONE_COLUMN) -> float:
+    """The smallest text of an SVG chart in CSS px when it is shown `shown_width`
+    CSS px wide, or at its own size if that is smaller (0 if it has no text)."""
+    width, sizes = text_sizes(data)
+    if not sizes:
+        return 0.0
+    scale = min(shown_width, width * 4 / 3) / width  # SVG units are points
+    return min(sizes) * scale
