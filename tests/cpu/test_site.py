@@ -67,6 +67,37 @@ def test_language_switch_lands_on_the_same_page(site, page):
             ), f"{here}:{page} -> {lang}: {href}"
 
 
+def test_hreflang_links_lead_to_the_same_page_in_each_language(site, site_url):
+    """Each page's <link rel="alternate" hreflang> name this page in either language
+    (as absolute URLs), not each language's home; every one of them was built."""
+    roots = {"zh": site, "en": site / "en"}
+    checked = 0
+    for here, root in roots.items():
+        for html_path in root.rglob("*.html"):
+            rel = html_path.relative_to(root).as_posix()
+            if here == "zh" and rel.startswith("en/"):
+                continue
+            text = html_path.read_text()
+            links = dict(
+                (lang, href)
+                for href, lang in re.findall(
+                    r'<link rel="alternate" href="([^"]+)" hreflang="(\w+)">', text
+                )
+            )
+            assert set(links) == {"zh", "en"}, f"{here}/{rel}: {links}"
+            # the 404 page is no page's copy: each language's home
+            url = "" if rel == "404.html" else rel.removesuffix("index.html")
+            for lang, href in links.items():
+                want = site_url + ("en/" if lang == "en" else "") + url
+                assert href == want, f"{here}/{rel} -> {lang}: {href}, not {want}"
+                target = href.removeprefix(site_url)
+                assert (site / target).is_file() or (
+                    site / target / "index.html"
+                ).is_file(), f"{here}/{rel} -> {lang}: {href} was not built"
+                checked += 1
+    assert checked > 200, checked
+
+
 def test_the_404_pages_speak_their_language_and_link_within_the_site(site):
     for root, words in ((site, "页面不存在"), (site / "en", "page not found")):
         html = (root / "404.html").read_text()

@@ -2,8 +2,10 @@
 access pictures from the CPU backend's traces and the learning paths' lists, add the
 SVGs they draw to the site as generated files, and count reading time in Chinese."""
 
+import html
 import re
 from pathlib import Path
+from urllib.parse import urljoin
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
@@ -145,7 +147,51 @@ def on_files(files, config):
 _EMPTY_HEADING_ID = re.compile(r'(<h[1-6]\b[^>]*\bid=")(")')
 
 
+_ALTERNATE = re.compile(r'<link rel="alternate" href="[^"]*" hreflang="([\w-]+)">')
+
+
+def alternate_links(output, page, config):
+    """Material's <link rel="alternate" hreflang> lead to each language's home;
+    make them lead to this page in each language, as absolute URLs (both builds
+    share every page path; a page written in this language only keeps the other
+    language's home)."""
+    docs = Path(config.docs_dir)
+    own = docs / page.file.src_uri
+    links = {alt["lang"]: alt["link"] for alt in config.extra.get("alternate", [])}
+
+    def one(m: re.Match) -> str:
+        lang = m.group(1)
+        if lang not in links:
+            return m.group(0)
+        root = urljoin(config.site_url or "/", links[lang])
+        twin = docs.parent / lang / page.file.src_uri
+        # a generated page (benchmarks, the blog's indexes) has no file here
+        same = lang == config.theme["language"] or twin.exists() or not own.exists()
+        href = root + (page.url if same else "")
+        return f'<link rel="alternate" href="{html.escape(href)}" hreflang="{lang}">'
+
+    return _ALTERNATE.sub(one, output)
+
+
+def on_post_template(output, template_name, config):
+    # The 404 page (a template, not a page) is no page's copy: its alternates lead
+    # to each language's home, as absolute URLs like every other page's.
+    if template_name != "404.html":
+        return output
+    links = {alt["lang"]: alt["link"] for alt in config.extra.get("alternate", [])}
+
+    def home(m: re.Match) -> str:
+        lang = m.group(1)
+        if lang not in links:
+            return m.group(0)
+        href = urljoin(config.site_url or "/", links[lang])
+        return f'<link rel="alternate" href="{html.escape(href)}" hreflang="{lang}">'
+
+    return _ALTERNATE.sub(home, output)
+
+
 def on_post_page(output, page, config):
+    output = alternate_links(output, page, config)
     # mkdocs-jupyter gives a notebook's Chinese headings an empty id (nbconvert's slug
     # drops non-ASCII) while its table of contents links to "_1", "_2", ... (Markdown's
     # slug): both come from the same headings in the same order, so give each empty
