@@ -47,7 +47,8 @@ extern "C" __global__ void conv_backward_filter_v1(const float* X, const float* 
 
 // --8<-- [start:conv-backward-filter-v2]
 // A of the GEMM for group g: row m the tap (r, s, c), column k the output pixel
-// (n, p, q): the patch matrix read transposed, straight from X.
+// (n, p, q): the patch matrix read transposed, straight from X, four taps of one
+// pixel at a time.
 struct TapLoad {
     const float* X;
     ConvShape cs;
@@ -62,10 +63,24 @@ struct TapLoad {
             return 0.0f;
         return X[(((size_t)n * cs.H + h) * cs.W + w) * cs.C + cs.g0(g) + c];
     }
-    // four consecutive pixels of one tap: four gathers (neighbouring threads take
-    // neighbouring channels, so a warp's loads still share 32-byte sectors)
+    // A[m..m+3][k]: four taps at one pixel (warp_tiled_gemm's A_KMAJOR). With C/G a
+    // multiple of 4 they are four neighbouring channels: one 16-byte load, and
+    // neighbouring threads take the neighbouring channels.
     __device__ float4 load4(int m, int k) const {
-        return make_float4(at(m, k), at(m, k + 1), at(m, k + 2), at(m, k + 3));
+        int taps = cs.R * cs.S * cs.Cg;
+        if ((cs.Cg & 3) == 0 && aligned(X, cs.C) && m < taps) {
+            if (k >= cs.N * cs.P * cs.Q)
+                return make_float4(0.f, 0.f, 0.f, 0.f);
+            int c = m % cs.Cg, s = m / cs.Cg % cs.S, r = m / cs.Cg / cs.S;
+            int q = k % cs.Q, p = k / cs.Q % cs.P, n = k / cs.Q / cs.P;
+            int h = p * cs.st - cs.pad + r * cs.dil,
+                w = q * cs.st - cs.pad + s * cs.dil;
+            if (h < 0 || h >= cs.H || w < 0 || w >= cs.W)
+                return make_float4(0.f, 0.f, 0.f, 0.f);
+            const float* x = X + (((size_t)n * cs.H + h) * cs.W + w) * cs.C;
+            return *reinterpret_cast<const float4*>(x + cs.g0(g) + c);
+        }
+        return make_float4(at(m, k), at(m + 1, k), at(m + 2, k), at(m + 3, k));
     }
 };
 
@@ -78,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(128)
     int g = blockIdx.z % G, slice = blockIdx.z / G;
     int taps = R * S * cs.Cg, pixels = N * cs.P * cs.Q;
     int k0 = slice * chunk, k1 = min(k0 + chunk, pixels);
-    warp_tiled_gemm<128, 64, 16, 64, 32, 8, 4, 2, true, true>(
+    warp_tiled_gemm<128, 64, 16, 64, 32, 8, 4, 2, true, true, true>(
         TapLoad{X, cs, g}, MatrixLoad{dY + g * cs.Fg, pixels, cs.Fg, F},
         MatrixStore{partial + (size_t)slice * taps * F + g * cs.Fg, taps, cs.Fg, F}, k0,
         k1);

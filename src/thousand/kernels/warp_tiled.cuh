@@ -51,9 +51,12 @@ struct MatrixStore {
 
 // --8<-- [start:warp-tiled]
 // BM x BN block tile, BK deep, warps of WM x WN, each thread MI x NI patches of
-// TM x TN; SWZ swizzles A^T's columns, DBUF double-buffers the tiles.
+// TM x TN; SWZ swizzles A^T's columns, DBUF double-buffers the tiles. A_KMAJOR:
+// A.load4(row, k) hands over A[row..row+3][k] (four rows, one k) instead, for an
+// operand whose rows are its contiguous direction (a filter gradient's taps):
+// stored as it comes, no transpose.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int NI, bool SWZ,
-          bool DBUF, class ALoad, class BLoad, class CStore>
+          bool DBUF, bool A_KMAJOR = false, class ALoad, class BLoad, class CStore>
 __device__ __forceinline__ void warp_tiled_gemm(const ALoad& A, const BLoad& B,
                                                 const CStore& C, int k_begin,
                                                 int k_end) {
@@ -76,7 +79,8 @@ __device__ __forceinline__ void warp_tiled_gemm(const ALoad& A, const BLoad& B,
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l) {
             int f = tid + l * THREADS;
-            ra[l] = A.load4(row0 + f / (BK / 4), k0 + f % (BK / 4) * 4);
+            ra[l] = A_KMAJOR ? A.load4(row0 + f % (BM / 4) * 4, k0 + f / (BM / 4))
+                             : A.load4(row0 + f / (BK / 4), k0 + f % (BK / 4) * 4);
         }
 #pragma unroll
         for (int l = 0; l < B_LOADS; ++l) {
@@ -87,7 +91,13 @@ __device__ __forceinline__ void warp_tiled_gemm(const ALoad& A, const BLoad& B,
     auto stash = [&](int s) {  // registers -> shared buffer s
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l) {
-            int f = tid + l * THREADS, r = f / (BK / 4), k = f % (BK / 4) * 4;
+            int f = tid + l * THREADS;
+            if (A_KMAJOR) {  // four rows of one k: a whole float4 of A^T
+                int k = f / (BM / 4), r = f % (BM / 4) * 4;
+                *reinterpret_cast<float4*>(&AsT[s][k][col(k, r)]) = ra[l];
+                continue;
+            }
+            int r = f / (BK / 4), k = f % (BK / 4) * 4;
             AsT[s][k + 0][col(k + 0, r)] = ra[l].x;
             AsT[s][k + 1][col(k + 1, r)] = ra[l].y;
             AsT[s][k + 2][col(k + 2, r)] = ra[l].z;
