@@ -11,7 +11,16 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
-from thousand.site import access, benchmarks, glossary, readtime, search, tracks, vendor
+from thousand.site import (
+    access,
+    alternates,
+    benchmarks,
+    glossary,
+    readtime,
+    search,
+    tracks,
+    vendor,
+)
 from thousand.site.render import DirectiveError, Results
 
 _results: Results | None = None
@@ -222,5 +231,6 @@ def on_post_build(config):
     # the query into words ("张量核心" -> "张量* 核*"): mend the copy in the site.
     try:
         search.mend_site(Path(config.site_dir))
-    except search.SearchPatchError as e:
+        alternates.mend_site(Path(config.site_dir))
+    except (search.SearchPatchError, alternates.BundlePatchError) as e:
         raise PluginError(str(e)) from e
