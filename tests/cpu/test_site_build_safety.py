@@ -130,9 +130,10 @@ def test_a_build_replaces_an_earlier_one_whole(tmp_path, monkeypatch, start):
         "en/index.html": b"new mkdocs.en.yml",
         "en/sitemap.xml": b"<urlset/>",
     }
-    # Chinese into the fresh folder, English into its en/, both beside the target.
-    (zh, zh_out), (en, en_out) = mkdocs.calls
-    assert (zh, en) == ("mkdocs.yml", "mkdocs.en.yml") and en_out == zh_out / "en"
+    # Side by side: Chinese into the fresh folder, English into its .en/ (which
+    # MkDocs's emptying of the Chinese folder leaves), both beside the target.
+    (zh, zh_out), (en, en_out) = sorted(mkdocs.calls)[::-1]
+    assert (zh, en) == ("mkdocs.yml", "mkdocs.en.yml") and en_out == zh_out / ".en"
     assert zh_out.parent == target.parent
     assert sorted(p.name for p in target.parent.iterdir()) == ["site"]
     S.build(target)  # and the build it made is one it may replace

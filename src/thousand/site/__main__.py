@@ -1,13 +1,15 @@
 """Build both languages into one site/, or build and serve it.
 
     python -m thousand.site build [--site-dir DIR]  # DIR (Chinese) and DIR/en (English)
-    python -m thousand.site serve [--port N] [--site-dir DIR]  # build, then serve DIR
+    python -m thousand.site serve [--port N] [--site-dir DIR]  # build, serve DIR,
+        # and rebuild the language whose page changed (--dirty)
     python -m thousand.site measure [--page P]  # build time; a post's first-load bytes
     python -m thousand.site drift [--since REV] [--margin PCT]  # after a GPU run:
         # the figures each post renders that moved since REV (default HEAD)
 
-One MkDocs build per language (Material's recommended set-up); `mkdocs serve` would
-show only one of them, so `serve` builds both and serves the result as it is.
+One MkDocs build per language (Material's recommended set-up), both at once;
+`mkdocs serve` would show only one of them, so `serve` builds both, serves the
+result, and rebuilds in place what an edit changed (no reload: refresh the page).
 
 MkDocs empties its site folder before it builds, so the build refuses a folder that
 holds anything but an earlier build of this site (each build leaves a marker file,
@@ -20,16 +22,19 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-# The Chinese build first: it fills the folder, the English one then fills en/.
+# Built side by side: the Chinese fills the folder, the English en/ (see _both).
 CONFIGS = ["mkdocs.yml", "mkdocs.en.yml"]
 DEFAULT_SITE = ROOT / "site"
 # Written into every finished build: the next build may replace the folder.
@@ -72,9 +77,12 @@ def check_site_dir(folder: Path) -> None:
     )
 
 
-def mkdocs(config: str, out: Path, env: dict) -> None:
-    """One language's strict MkDocs build into `out` (tests replace this step)."""
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config]
+def mkdocs(config: str, out: Path, env: dict, dirty: bool = False) -> None:
+    """One language's strict MkDocs build into `out` (tests replace this step);
+    `dirty`: serve's rebuild in place, not strict (MkDocs warns of every dirty
+    build), whose warnings the next full build still fails on."""
+    cmd = [sys.executable, "-m", "mkdocs", "build", "-f", config]
+    cmd += ["--dirty", "--no-strict"] if dirty else ["--strict"]
     cmd += ["--site-dir", str(out)]
     print("$", " ".join(cmd), flush=True)
     subprocess.run(cmd, cwd=ROOT, check=True, env=env)
@@ -98,13 +106,37 @@ def build(site_dir: Path | None = None, site_url: str | None = None) -> None:
     # Beside the target, so that moving it in is a rename on one filesystem.
     fresh = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
     try:
-        for config in CONFIGS:
-            mkdocs(config, fresh if config == "mkdocs.yml" else fresh / "en", env)
+        _both(fresh, env)
+        (fresh / ".en").rename(fresh / "en")
         (fresh / MARKER).write_text(MARKER_NOTE, encoding="utf-8")
         _replace(target, fresh)
     finally:
         if fresh.exists():  # the build failed (or was interrupted) before the swap
             shutil.rmtree(fresh, ignore_errors=True)
+
+
+def _both(fresh: Path, env: dict) -> None:
+    """Both languages at once, one process each (a machine has two cores or more):
+    Chinese into `fresh`, English into `fresh/.en`, which MkDocs's emptying of
+    `fresh` leaves alone (it keeps names that start with a dot). The first
+    failure, in CONFIGS order, is raised once both have ended."""
+    outs = {"mkdocs.yml": fresh, "mkdocs.en.yml": fresh / ".en"}
+    errors: dict[str, BaseException] = {}
+
+    def one(config: str) -> None:
+        try:
+            mkdocs(config, outs[config], env)
+        except BaseException as e:  # raised below, in this thread
+            errors[config] = e
+
+    threads = [threading.Thread(target=one, args=(c,)) for c in CONFIGS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for config in CONFIGS:
+        if config in errors:
+            raise errors[config]
 
 
 def _replace(target: Path, fresh: Path) -> None:
@@ -123,15 +155,93 @@ def _replace(target: Path, fresh: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def rebuild(site_dir: Path, changed: list[Path], site_url: str | None = None) -> None:
+    """After `changed` files were edited, bring the build in `site_dir` up to date
+    in place, as `serve` does: only the language whose docs changed (both for
+    anything else), `--dirty` (MkDocs writes again only the pages whose source is
+    newer than their output; the blog's index pages are rendered anew)."""
+    langs = set()
+    for path in changed:
+        rel = path.resolve().relative_to(ROOT) if path.is_absolute() else path
+        parts = rel.parts
+        if parts[:1] == ("docs",) and parts[1:2] in (("zh",), ("en",)):
+            langs.add(parts[1])
+        else:
+            langs |= {"zh", "en"}
+    urls = {}
+    if site_url:
+        urls = {"SITE_URL": site_url, "SITE_URL_EN": site_url + "en/"}
+    env = {**os.environ, **urls, "NO_MKDOCS_2_WARNING": "1"}
+    for lang, config in (("zh", "mkdocs.yml"), ("en", "mkdocs.en.yml")):
+        if lang in langs:
+            out = site_dir if lang == "zh" else site_dir / "en"
+            index = out / "search" / "search_index.json"
+            before = index.read_text(encoding="utf-8") if index.exists() else None
+            mkdocs(config, out, env, dirty=True)
+            if before is not None and index.exists():
+                index.write_text(
+                    _merged_index(before, index.read_text(encoding="utf-8")),
+                    encoding="utf-8",
+                )
+
+
+def _merged_index(before: str, after: str) -> str:
+    """A dirty build's search index holds only the pages it wrote again: those
+    pages' entries from it, every other page's from the index before."""
+    old, new = json.loads(before), json.loads(after)
+
+    def page(doc: dict) -> str:
+        return doc["location"].split("#", 1)[0]
+
+    fresh = {page(d) for d in new["docs"]}
+    kept = [d for d in old["docs"] if page(d) not in fresh]
+    return json.dumps({**new, "docs": kept + new["docs"]}, ensure_ascii=False)
+
+
+WATCHED = ("docs", "mkdocs.yml", "mkdocs.en.yml", "src/thousand/site", "snippets")
+
+
+def _mtimes() -> dict[Path, float]:
+    found = {}
+    for name in WATCHED:
+        top = ROOT / name
+        for path in [top] if top.is_file() else top.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                found[path] = path.stat().st_mtime
+    return found
+
+
+def _watch(site_dir: Path, site_url: str) -> None:
+    """Rebuild (`rebuild`) whenever a watched file changes; runs until the process
+    ends. A failed rebuild says so and waits for the next change."""
+    seen = _mtimes()
+    while True:
+        time.sleep(1.0)
+        now = _mtimes()
+        changed = [p for p in now.keys() | seen.keys() if now.get(p) != seen.get(p)]
+        if not changed:
+            continue
+        seen = now
+        start = time.perf_counter()
+        try:
+            rebuild(site_dir, changed, site_url)
+        except subprocess.CalledProcessError:
+            print("rebuild failed (messages above); waiting for the next change")
+            continue
+        print(f"rebuilt in {time.perf_counter() - start:.1f} s", flush=True)
+
+
 def serve(port: int, site_dir: Path | None = None) -> None:
     folder = Path(site_dir or DEFAULT_SITE).resolve()
     handler = functools.partial(
         http.server.SimpleHTTPRequestHandler, directory=str(folder)
     )
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
+        url = f"http://127.0.0.1:{port}/"
+        threading.Thread(target=_watch, args=(folder, url), daemon=True).start()
         print(
-            f"serving both languages at http://127.0.0.1:{port}/ "
-            f"(English at /en/); Ctrl-C stops"
+            f"serving both languages at {url} (English at /en/), rebuilding "
+            f"when a page changes; Ctrl-C stops"
         )
         httpd.serve_forever()
 

@@ -211,6 +211,40 @@ def wrap(text: str, width: int = 50) -> str:
     return "\n".join([*lines, line.rstrip()])
 
 
+def cached(lang: str, inputs: list, draw_all) -> dict[str, bytes]:
+    """`draw_all()` (name -> SVG), or what it gave last time when nothing it draws
+    from changed: the files in `inputs` (ledgers, traces), the site's and the
+    experiments' code, matplotlib's version and the language. Drawing all the
+    charts takes seconds a build; editing a post changes none of them."""
+    import hashlib
+    import json
+
+    import matplotlib
+
+    from thousand.bench.ledger import ROOT
+
+    code = sorted((ROOT / "src" / "thousand" / "site").glob("*.py"))
+    code += sorted((ROOT / "src" / "thousand" / "experiments").glob("*.py"))
+    h = hashlib.sha256(f"{lang} {matplotlib.__version__} {cjk_family()}".encode())
+    for path in [*code, *inputs]:
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    folder = ROOT / ".cache" / "thousand-charts"
+    path = folder / f"{lang}-{h.hexdigest()[:20]}.json"
+    if path.is_file():
+        try:
+            return {k: v.encode() for k, v in json.loads(path.read_text()).items()}
+        except (OSError, ValueError):
+            pass  # drawn again below
+    drawn = draw_all()
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob(f"{lang}-*.json"):  # one set per language is enough
+        old.unlink(missing_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({k: v.decode() for k, v in drawn.items()}))
+    tmp.replace(path)
+    return drawn
+
+
 _VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"')
 _SIZE = re.compile(r"font-size: ?([\d.]+)px")
 
