@@ -1,8 +1,9 @@
 """The built site in a real browser (headless Chromium through Playwright): every page
 loads without console errors or failed requests, internal links and their #anchors
 resolve, the language switch lands on the same page, search finds posts in Chinese
-and in English, math and diagrams render. Screenshots of the home page and a post in
-each language go to $THOUSAND_SCREENSHOTS (or a temporary folder).
+and in English, math and diagrams render, and every page reads at a phone's width
+(formulas, page width, navigation, chart text). Screenshots of the home page and a
+post in each language go to $THOUSAND_SCREENSHOTS (or a temporary folder).
 
 One browser for the module; every page is visited once (the `visits` fixture), and
 the tests below read what that pass saw.
@@ -121,6 +122,7 @@ class Visit:
     diagrams: list[str] = field(default_factory=list)  # per diagram: what it became
     tables: int = 0
     wide_tables: list[str] = field(default_factory=list)  # wider than their column
+    phone: dict = field(default_factory=dict)  # at a phone's width: see PHONE_CHECK
 
 
 # Tables that scroll sideways inside their box (Material's wrapper) at this width:
@@ -233,6 +235,14 @@ def visits(built_site, base_url, chromium, screenshot_dir) -> dict[str, Visit]:
         visit.tables, visit.wide_tables = page.evaluate(WIDE_TABLES)
         if path in shots:
             page.screenshot(path=str(shots[path]), full_page=True)
+        # the same page narrowed to a phone's width (no second load: the layout
+        # follows the viewport), then widened again for the next page
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        visit.phone = page.evaluate(PHONE_CHECK)
+        visit.phone["charts"] = page.evaluate(CHART_TEXT)
+        if path.startswith(("benchmarks/", "en/benchmarks/")):
+            visit.phone["bars"] = page.evaluate(BARS_CHECK)
+        page.set_viewport_size({"width": 1280, "height": 900})
         visit.problems += page.problems[len(visit.problems) :]  # while rendering
         seen[path] = visit
     context.close()
@@ -292,30 +302,70 @@ def test_tables_fit_their_column_at_desktop_width(visits):
     assert not wide, "\n".join(wide)
 
 
-# A phone's width (an iPhone 14's 390 CSS pixels): every display formula keeps a
-# readable size (it collapsed to 1 x 1 px once) and no page is wider than the screen.
+# A phone's width (an iPhone 14's 390 CSS pixels). `visits` narrows every page it
+# loads to this width and looks again (`phone_visits`): every display formula
+# keeps a readable size (it collapsed to 1 x 1 px once), no page is wider than the
+# screen, the navigation shows no TeX, and the text of every chart drawn as SVG
+# (assets/plots, assets/access) is at least charts.LEGIBLE_PX CSS px as shown.
 PHONE = 390
-PHONE_CHECK = """() => ({
+PHONE_CHECK = r"""() => ({
   collapsed: [...document.querySelectorAll('div.arithmatex > mjx-container > svg')]
     .filter(s => s.getBoundingClientRect().width < 4).length,
   width: document.documentElement.scrollWidth,
+  tex: [...document.querySelectorAll('.md-nav__link, .md-nav__title, .md-tabs__link')]
+    .map(a => a.textContent.trim()).filter(t => /\\[()[\]]|\$[^$\s]/.test(t)),
 })"""
+# Each chart's SVG holds its text as <text> with a font size in its own units
+# (site.charts); shown at the image's width, the smallest must be legible.
+CHART_TEXT = """async () => {
+  const out = [];
+  for (const img of document.querySelectorAll('article img')) {
+    const src = img.currentSrc || img.src;
+    if (!/\\/assets\\/(plots|access)\\/[^/]+\\.svg$/.test(src)) continue;
+    const svg = new DOMParser().parseFromString(
+      await (await fetch(src)).text(), 'image/svg+xml').documentElement;
+    const units = parseFloat((svg.getAttribute('viewBox') || '').split(/\\s+/)[2]);
+    const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(
+      ((t.getAttribute('style') || '').match(/font-size:\\s*([\\d.]+)px/) || [])[1]));
+    const shown = img.getBoundingClientRect().width;
+    const px = sizes.length ? Math.min(...sizes) * shown / units : 0;
+    out.push([src.split('/').pop(), px]);
+  }
+  return out;
+}"""
 
 
-def test_math_reads_at_phone_width(built_site, base_url, chromium):
-    context, page = _open(chromium, width=PHONE)
-    bad = []
-    for path in _pages(built_site):
-        html = built_site / (path if path.endswith(".html") else path + "index.html")
-        if 'class="arithmatex"' not in html.read_text():
-            continue
-        page.goto(base_url + path, wait_until="load")
-        page.wait_for_function(MATH_DONE, timeout=10_000)
-        found = page.evaluate(PHONE_CHECK)
-        if found["collapsed"] or found["width"] > PHONE:
-            bad.append(f"/{path}: {found}")
-    context.close()
+@pytest.fixture(scope="module")
+def phone_visits(visits) -> dict[str, dict]:
+    """Every page at a phone's width (`visits` narrows each page it loads): what
+    PHONE_CHECK, CHART_TEXT and, on the benchmarks pages, BARS_CHECK found."""
+    return {path: v.phone for path, v in visits.items()}
+
+
+def test_every_page_reads_at_phone_width(phone_visits):
+    """No collapsed formula, nothing wider than the screen, no TeX in the
+    navigation, on every page of both languages."""
+    assert len(phone_visits) > 20
+    bad = [
+        f"/{path}: {f['collapsed']} collapsed formulas, {f['width']} px wide, "
+        f"TeX in the navigation: {f['tex'][:3]}"
+        for path, f in phone_visits.items()
+        if f["collapsed"] or f["width"] > PHONE or f["tex"]
+    ]
     assert not bad, "\n".join(bad)
+
+
+def test_chart_text_reads_at_phone_width(phone_visits):
+    from thousand.site.charts import LEGIBLE_PX
+
+    charts = [(path, *c) for path, f in phone_visits.items() for c in f["charts"]]
+    assert len(charts) > 50, len(charts)
+    small = [
+        f"/{path}: {name}: smallest text {px:.1f} px"
+        for path, name, px in charts
+        if px < LEGIBLE_PX
+    ]
+    assert not small, "\n".join(small)
 
 
 # The benchmarks pages' bar charts are HTML (src/thousand/site/benchmarks.py): at a
@@ -336,23 +386,19 @@ BARS_CHECK = """() => {
       .filter(v => v.scrollWidth > v.clientWidth + 1).map(v => v.textContent),
     crowded: ticks.filter(ts => ts.some((t, i) => i && t.left < ts[i - 1].right))
       .length,
-    width: document.documentElement.scrollWidth,
   };
 }"""
 
 
-def test_benchmark_charts_read_at_phone_width(built_site, base_url, chromium):
-    context, page = _open(chromium, width=PHONE)
+def test_benchmark_charts_read_at_phone_width(phone_visits):
     bad, charts = [], 0
-    for path in _pages(built_site):
-        if not path.startswith(("benchmarks/", "en/benchmarks/")):
+    for path, f in phone_visits.items():
+        if "bars" not in f:
             continue
-        page.goto(base_url + path, wait_until="load")
-        found = page.evaluate(BARS_CHECK)
+        found = dict(f["bars"])
         charts += found.pop("charts")
-        if found.pop("width") > PHONE or any(found.values()):
+        if any(found.values()):
             bad.append(f"/{path}: {found}")
-    context.close()
     assert charts > 100, charts
     assert not bad, "\n".join(bad)
 
