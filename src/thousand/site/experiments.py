@@ -10,6 +10,7 @@ reader's browser sets the Chinese.
 from __future__ import annotations
 
 import math
+import re
 
 from thousand.experiments import Experiment, lane_totals
 from thousand.site import charts
@@ -92,6 +93,20 @@ def draw(e: Experiment, result: dict, title: str, lang: str = "en") -> bytes:
         return _draw(plt, e, result, title, lang)
 
 
+def _identifier_lines(text: str, width: int = 44) -> str:
+    """A long name without spaces (a library's kernel) in lines of at most `width`
+    characters, broken after underscores, so a legend fits a phone's width."""
+    if len(text) <= width or " " in text:
+        return text
+    lines, line = [], ""
+    for part in re.findall(r"[^_]*_|[^_]+", text):
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    return "\n".join([*lines, line])
+
+
 def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
     def word(text: str) -> str:
         return _word(e, str(text), lang)
@@ -113,7 +128,7 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
         ax.invert_yaxis()
         ax.set_xlabel(word("time (ms) from the first operation"))
         handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kinds]
-        legend = (handles, [word(k) for k in kinds])
+        legend = (handles, [_identifier_lines(word(k)) for k in kinds])
     else:
         xs = result["x"]["values"]
         names = list(result["series"])
