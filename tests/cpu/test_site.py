@@ -302,7 +302,7 @@ def test_a_training_curve_is_shown_once_as_a_chart_beside_its_log(site):
 
 def test_every_post_names_its_point_and_ends_with_the_next(site):
     """Under the title, the point and its track; at the end, the next point of the
-    track: a link when it is written (A6's next, A7, is not: A14 is named too)."""
+    track: a link when it is written (A6's next, A7, is not: A10 is named too)."""
     for lang, root in (("zh", site), ("en", site / "en")):
         for post in (DOCS[lang] / "blog" / "posts").glob("*.md"):
             page = (root / "blog" / post.stem / "index.html").read_text()
@@ -311,7 +311,7 @@ def test_every_post_names_its_point_and_ends_with_the_next(site):
             assert 'class="tp-next">' in page, f"{lang}: {post.stem}"
         lenet = (root / "blog" / "lenet-5" / "index.html").read_text()
         end = lenet[lenet.index('class="tp-next">') :]
-        assert "A7" in end and 'href="../attention-transformer/"' in end
+        assert "A7" in end and 'href="../alexnet-and-vgg/"' in end
 
 
 def test_the_chinese_blog_speaks_chinese_and_its_back_link_says_where_it_goes(site):
