@@ -146,8 +146,10 @@ def legend_below(fig, handles, labels) -> None:
     """A legend under the axes, across the figure (two columns while the names
     are short), and the figure made taller by what it takes."""
     ncol = 2 if max(len(str(n)) for n in labels) <= 22 else 1
-    rows = -(-len(labels) // ncol)
-    extra = 0.22 * rows + 0.15  # inches
+    # a row is as tall as its label of most lines (a long name broken in several)
+    lines = [str(n).count("\n") + 1 for n in labels]
+    rows = sum(max(lines[i : i + ncol]) for i in range(0, len(lines), ncol))
+    extra = 0.14 * rows + 0.08 * len(lines[::ncol]) + 0.15  # inches
     w, h = fig.get_size_inches()
     fig.set_size_inches(w, h + extra)
     fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False)

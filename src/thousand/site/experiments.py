@@ -17,6 +17,28 @@ from thousand.site import charts
 
 COLORS = ["#4a7ebb", "#c0392b", "#27ae60", "#8e44ad", "#e67e22", "#16a085", "#7f8c8d"]
 DASH = "–"
+_TAB20 = [
+    "#1f77b4",
+    "#aec7e8",
+    "#ff7f0e",
+    "#ffbb78",
+    "#2ca02c",
+    "#98df8a",
+    "#d62728",
+    "#ff9896",
+    "#9467bd",
+    "#c5b0d5",
+    "#8c564b",
+    "#c49c94",
+    "#e377c2",
+    "#f7b6d2",
+    "#7f7f7f",
+    "#c7c7c7",
+    "#bcbd22",
+    "#dbdb8d",
+    "#17becf",
+    "#9edae5",
+]  # matplotlib's tab20, for a chart with more kinds than COLORS
 # The chart's own words, and the few recorded labels an experiment's zh= lacks (its
 # own zh= wins): Chinese for the Chinese page's chart.
 CHART_ZH = {
@@ -119,7 +141,10 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
         kinds = sorted(
             {label for spans in result["lanes"].values() for label, *_ in spans}
         )
-        color = dict(zip(kinds, COLORS, strict=False))
+        # a library's pass may launch more kinds of kernel than COLORS holds:
+        # then matplotlib's 20 distinct colours (beyond 20 they repeat)
+        palette = COLORS if len(kinds) <= len(COLORS) else _TAB20
+        color = {k: palette[i % len(palette)] for i, k in enumerate(kinds)}
         for row, lane in enumerate(lanes):
             for label, start, end in result["lanes"][lane]:
                 ax.barh(row, end - start, left=start, color=color[label], height=0.6)
