@@ -115,6 +115,23 @@ def draw(e: Experiment, result: dict, title: str, lang: str = "en") -> bytes:
         return _draw(plt, e, result, title, lang)
 
 
+def _line_looks(names: list[str]) -> dict:
+    """Series named "<measure>, <arm>" with two measures ("training, dropout",
+    "held-out, dropout"): one colour per arm, one line style per measure, so the
+    two lines of an arm read as a pair. Other names: {} (a colour each)."""
+    parts = [n.split(", ", 1) for n in names]
+    if not all(len(p) == 2 for p in parts):
+        return {}
+    measures = sorted({m for m, _ in parts})
+    arms = list(dict.fromkeys(a for _, a in parts))
+    if len(measures) != 2 or len(arms) * 2 != len(names):
+        return {}
+    return {
+        n: (COLORS[arms.index(a) % len(COLORS)], ("-", "--")[measures.index(m)])
+        for n, (m, a) in zip(names, parts, strict=True)
+    }
+
+
 def _identifier_lines(text: str, width: int = 44) -> str:
     """A long name without spaces (a library's kernel) in lines of at most `width`
     characters, broken after underscores, so a legend fits a phone's width."""
@@ -194,6 +211,7 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
                 ax.set_xticks(range(len(xs)), ticks)
         else:
             log_y = result["y"].get("log")
+            look = _line_looks(list(result["series"]))
             for j, (n, ys) in enumerate(result["series"].items()):
                 pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None]
                 # a log axis has no place for 0 (a measured "nothing extra"): such
@@ -205,19 +223,25 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
                     if zero
                     else word(n)
                 )
+                color, style = look.get(n, (COLORS[j % len(COLORS)], "-"))
                 if not pts:  # nothing to draw: the legend still names it
-                    ax.plot([], [], "o-", label=label, color=COLORS[j % len(COLORS)])
+                    ax.plot([], [], "o", ls=style, label=label, color=color)
                     continue
                 ax.plot(
                     *zip(*pts, strict=True),
-                    "o-",
+                    "o",
+                    ls=style,
                     ms=3,
                     label=label,
-                    color=COLORS[j % len(COLORS)],
+                    color=color,
                 )
             log_x = result["x"].get("log")
             if log_x:  # True: base 2 (sizes in bytes, threads); 10: base 10
                 ax.set_xscale("log", base=10 if log_x == 10 else 2)
+            elif all(isinstance(x, int) for x in xs):  # epochs, steps: no 2.5
+                from matplotlib.ticker import MaxNLocator
+
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         values = ax.xaxis if horizontal else ax.yaxis  # the axis of the figures
         if result["y"].get("log"):
             (ax.set_xscale if horizontal else ax.set_yscale)("log")
