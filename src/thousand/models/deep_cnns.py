@@ -119,6 +119,7 @@ def vgg(seed, width=32, image=32, dropout=0.5, hidden=256):
     )
 
 
+# --8<-- [start:resnet]
 def resnet(seed, blocks=3, width=16, residual=True, batch_norm=True, shortcut="B"):
     """He et al.'s CIFAR network, depth 6 * blocks + 2: a 3 x 3 convolution, three
     stages of `blocks` blocks of two 3 x 3 convolutions (width, 2 width, 4 width
@@ -161,6 +162,7 @@ def resnet(seed, blocks=3, width=16, residual=True, batch_norm=True, shortcut="B
     return spec
 
 
+# --8<-- [end:resnet]
 # --8<-- [end:specs]
 
 
