@@ -411,3 +411,51 @@ def test_tracks_file_numbers_points_in_order_with_both_titles():
         for p in t["points"]:
             assert isinstance(p["zh"], str) and p["zh"].strip(), p
             assert isinstance(p["en"], str) and p["en"].strip(), p
+
+
+def test_math_is_typeset_while_building_and_no_page_loads_mathjax(site):
+    """Every formula ships as MathJax's SVG (src/thousand/site/texsvg.py), so no
+    page loads MathJax (2 MiB) and the site carries no copy of it; no formula is
+    left as TeX."""
+    from thousand.site import vendor
+
+    if vendor.package_dir() is None:
+        pytest.skip("no npm: the pages load MathJax from a CDN instead")
+    formulas = 0
+    for html in site.rglob("*.html"):
+        text = html.read_text()
+        assert "tex-svg.js" not in text, html
+        for m in re.finditer(r'<(span|div) class="arithmatex">(.*?)</\1>', text, re.S):
+            formulas += 1
+            assert m.group(2).startswith("<mjx-container"), (html, m.group(2)[:80])
+        if 'class="arithmatex"' in text:
+            assert '<style id="tp-mathjax">' in text, html
+    assert formulas > 200, formulas
+    assert not list(site.rglob("tex-svg.js"))
+
+
+def test_texsvg_fails_on_tex_mathjax_rejects_and_keeps_ids_apart():
+    from thousand.site import texsvg, vendor
+
+    package = vendor.package_dir()
+    if package is None:
+        pytest.skip("no npm: MathJax's package is not there to run")
+    tex = texsvg.Renderer(package)
+    try:
+        page = (
+            '<head></head><p><span class="arithmatex">\\(x &lt; y\\)</span> '
+            '<span class="arithmatex">\\(x &lt; y\\)</span></p>'
+            '<div class="arithmatex">\\[\\frac{a}{b}\\]</div>'
+        )
+        out = tex.page(page, "t.md")
+        assert out.count("<mjx-container") == 3
+        assert out.count('jax="SVG" display="true"') == 1  # the div only
+        assert "\\(" not in out and "<mo>&lt;</mo>" in out
+        # the same formula twice on a page: its glyphs' ids differ
+        ids = re.findall(r'<path id="([^"]+)"', out)
+        assert len(ids) == len(set(ids)) > 3
+        with pytest.raises(texsvg.TexError, match="Undefined control sequence"):
+            tex.page('<span class="arithmatex">\\(\\nosuchmacro x\\)</span>', "t.md")
+    finally:
+        tex.close()
+

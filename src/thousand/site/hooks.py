@@ -4,6 +4,7 @@ SVGs they draw to the site as generated files, and count reading time in Chinese
 
 import html
 import re
+import shutil
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -20,6 +21,7 @@ from thousand.site import (
     glossary,
     readtime,
     search,
+    texsvg,
     tracks,
     vendor,
 )
@@ -28,11 +30,12 @@ from thousand.site.render import DirectiveError, Results
 _results: Results | None = None
 _vendored: dict[str, tuple[str, bytes | None]] = {}
 _benchmark_pages: dict[str, str] = {}  # generated page -> its Markdown
+_tex: texsvg.Renderer | None = None  # formulas to SVG while building (None: browser)
 
 
 @event_priority(100)  # before the RSS plugin's on_config, which reads its image
 def on_config(config):
-    global _results, _vendored, _benchmark_pages
+    global _results, _vendored, _benchmark_pages, _tex
     # The feed's <image> must be an absolute URL to a raster image (RSS 2.0): the
     # logo as a 144 px PNG; without it the plugin writes <url>None</url>.
     rss = config.plugins.get("rss")
@@ -49,6 +52,16 @@ def on_config(config):
         name: {"src": src, "integrity": vendor.ASSETS[name].integrity}
         for name, (src, _) in _vendored.items()
     }
+    # Math: typeset while building (texsvg) where npm brought MathJax's package and
+    # node runs it; the pages then load no MathJax (docs/overrides/main.html).
+    try:
+        package = vendor.package_dir() if shutil.which("node") else None
+    except vendor.VendorError as e:
+        raise PluginError(str(e)) from e
+    _tex = texsvg.Renderer(package) if package else None
+    config.extra["math_built"] = _tex is not None
+    if _tex is not None:
+        _vendored.pop("mathjax", None)  # no page loads it
     # The benchmarks: one page per post with kernels, generated, listed in the nav
     # under the overview (benchmarks/index.md).
     lang = config.theme["language"]
@@ -235,6 +248,11 @@ def on_post_template(output, template_name, config):
 
 def on_post_page(output, page, config):
     output = alternate_links(output, page, config)
+    if _tex is not None:
+        try:
+            output = _tex.page(output, page.file.src_uri)
+        except texsvg.TexError as e:
+            raise PluginError(str(e)) from e
     # mkdocs-jupyter gives a notebook's Chinese headings an empty id (nbconvert's slug
     # drops non-ASCII) while its table of contents links to "_1", "_2", ... (Markdown's
     # slug): both come from the same headings in the same order, so give each empty
@@ -261,6 +279,8 @@ def _flatten(toc):
 
 
 def on_post_build(config):
+    if _tex is not None:
+        _tex.close()
     # Material's search worker drops a Chinese query's last character when it cuts
     # the query into words ("张量核心" -> "张量* 核*"): mend the copy in the site.
     try:

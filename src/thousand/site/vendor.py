@@ -68,6 +68,14 @@ ASSETS = {
 }
 
 
+# The whole MathJax package, for rendering TeX to SVG while the site is built
+# (src/thousand/site/texsvg.py): the tarball `npm pack mathjax@3.2.2` fetches.
+MATHJAX_PACKAGE = ASSETS["mathjax"]
+MATHJAX_TARBALL_SHA256 = (
+    "1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09"
+)
+
+
 class VendorError(RuntimeError):
     pass
 
@@ -117,6 +125,50 @@ def fetch(asset: Asset, npm: str) -> bytes:
     partial.write_bytes(data)
     partial.replace(path)  # a half-written file never looks cached
     return data
+
+
+def package_dir(npm: str | None = None) -> Path | None:
+    """The MathJax package unpacked under the cache (fetched with `npm pack` and
+    checked against its tarball's sha256 the first time), or None without npm and
+    without a cached copy, or with THOUSAND_VENDOR=cdn."""
+    if os.environ.get("THOUSAND_VENDOR", "local") == "cdn":
+        return None
+    asset = MATHJAX_PACKAGE
+    folder = cache_dir() / f"{asset.package}-{asset.version}-package"
+    if (folder / "package.json").is_file():
+        return folder
+    npm = npm or shutil.which("npm")
+    if npm is None:
+        return None
+    spec = f"{asset.package}@{asset.version}"
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [npm, "pack", spec, "--pack-destination", tmp, "--silent"],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise VendorError(f"npm pack {spec} failed:\n{done.stderr.strip()}")
+        (tarball,) = Path(tmp).glob("*.tgz")
+        got = hashlib.sha256(tarball.read_bytes()).hexdigest()
+        if got != MATHJAX_TARBALL_SHA256:
+            raise VendorError(
+                f"npm pack {spec} has sha256 {got}, expected "
+                f"{MATHJAX_TARBALL_SHA256}: refusing to run it"
+            )
+        unpacked = Path(tmp) / "unpacked"
+        with tarfile.open(tarball) as tar:
+            tar.extractall(unpacked, filter="data")
+        _check(asset, (unpacked / "package" / asset.member).read_bytes(), spec)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
+        partial.rmdir()
+        shutil.move(unpacked / "package", partial)  # /tmp may be another disk
+        try:
+            partial.rename(folder)  # whole or not at all
+        except OSError:  # another build unpacked it meanwhile
+            shutil.rmtree(partial, ignore_errors=True)
+    return folder
 
 
 def resolve() -> dict[str, tuple[str, bytes | None]]:
