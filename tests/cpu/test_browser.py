@@ -138,12 +138,16 @@ WIDE_TABLES = """() => {
 }"""
 
 
-# Every .arithmatex holds MathJax's output; any [data-mjx-error] is TeX it rejected.
-MATH = """() => ({
+# Every .arithmatex holds MathJax's output (typeset while the site was built:
+# src/thousand/site/texsvg.py); any [data-mjx-error] is TeX it rejected, and no
+# formula shows its TeX (its text is the hidden MathML's, without backslashes).
+MATH = r"""() => ({
   blocks: document.querySelectorAll('.arithmatex').length,
   typeset: document.querySelectorAll('.arithmatex mjx-container').length,
   errors: [...new Set([...document.querySelectorAll('.arithmatex [data-mjx-error]')]
     .map(e => e.getAttribute('data-mjx-error')))],
+  tex: [...document.querySelectorAll('.arithmatex')]
+    .filter(e => /\\[()[\]]|\$\$/.test(e.textContent)).length,
 })"""
 MATH_DONE = "() => { const m = (" + MATH + ")(); return m.typeset === m.blocks }"
 
@@ -159,11 +163,23 @@ def _walk(node):
         yield from _walk(child)
 
 
+SCROLL_TO_DIAGRAMS = """async () => {
+  for (const pre of [...document.querySelectorAll('pre.mermaid')]) {
+    pre.scrollIntoView();
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  }
+  window.scrollTo(0, 0);
+}"""
+
+
 def _diagrams(page, expected: int) -> list[str]:
     """What each of the page's `expected` diagrams became. Material takes the class
     `mermaid` off each <pre> until it has drawn it into a <div class=mermaid>, inside
     a *closed* shadow root that page scripts cannot open; the DevTools protocol can
-    (pierce). A diagram that was never drawn leaves no .mermaid at all."""
+    (pierce). A diagram that was never drawn leaves no .mermaid at all. Mermaid
+    loads when a diagram nears the viewport (docs/overrides/javascripts/
+    lazy-mermaid.js): each diagram is scrolled into view first."""
+    page.evaluate(SCROLL_TO_DIAGRAMS)
     try:
         page.wait_for_function(
             f"() => document.querySelectorAll('div.mermaid').length >= {expected}",
@@ -285,9 +301,10 @@ def test_math_renders(visits):
     with_math = {path: v.math for path, v in visits.items() if v.math}
     assert with_math, "no page has math (.arithmatex) to check"
     bad = [
-        f"/{path}: {m['typeset']} of {m['blocks']} typeset, errors {m['errors']}"
+        f"/{path}: {m['typeset']} of {m['blocks']} typeset, errors {m['errors']}, "
+        f"{m['tex']} showing TeX"
         for path, m in with_math.items()
-        if m["typeset"] != m["blocks"] or m["errors"]
+        if m["typeset"] != m["blocks"] or m["errors"] or m["tex"]
     ]
     assert not bad, "\n".join(bad)
 
@@ -444,7 +461,12 @@ def _search(base_url, page, lang: str, query: str, want: str) -> list[str]:
     path in the order shown (a post's sections follow it)."""
     from playwright.sync_api import expect  # importable: the page fixture needed it
 
-    page.goto(base_url + LANGS[lang])
+    # the index is fetched once the reader turns to search, not with the page
+    # (docs/overrides/javascripts/lazy-search.js)
+    asked = []
+    page.on("request", lambda r: "search_index.json" in r.url and asked.append(r))
+    page.goto(base_url + LANGS[lang], wait_until="networkidle")
+    assert not asked, "the search index was fetched before anyone searched"
     page.click(".md-search__input")
     # The box reads queries only once the worker has the index, which it says.
     ready = {"zh": "键入以开始搜索", "en": "Type to start searching"}[lang]

@@ -459,3 +459,15 @@ def test_texsvg_fails_on_tex_mathjax_rejects_and_keeps_ids_apart():
     finally:
         tex.close()
 
+
+def test_search_index_and_mermaid_wait_for_the_reader(site):
+    """No page asks for the search index or Mermaid while it loads: the stand-ins
+    (docs/overrides/javascripts/lazy-*.js) come before Material's bundle; the
+    browser test checks that search and diagrams still work."""
+    for page in (site / "index.html", site / "en/blog/why-gpu/index.html"):
+        text = page.read_text()
+        assert text.index("lazy-search.js") < text.index("assets/javascripts/bundle.")
+    why = (site / "blog/why-gpu/index.html").read_text()
+    assert '<pre class="mermaid">' in why
+    assert why.index("lazy-mermaid.js") < why.index("assets/javascripts/bundle.")
+    assert not re.search(r'<script src="[^"]*mermaid\.min\.js"', why)
