@@ -19,7 +19,7 @@ print(f"X {X.shape} * K {K.shape}, {geom} -> Y {want.shape}")
 
 for v in FAMILY.versions:
     if v.gpu_only and on_cpu():
-        print(f"v{v.number} {v.teaches}: GPU only")
+        print(f"v{v.number} {v.teaches}: needs tensor cores, not on the CPU backend")
         continue
     Y = conv(X, K, geom, version=v.number)
     err = np.abs(Y - want).max() / np.abs(want).max()

@@ -30,6 +30,9 @@ DEVICE_SPECIFIC = {
     "b8_pitfalls": "prints SASS and ptxas's report from the GPU machine's nvcc",
     "a4_train_mlp": "prints training times; on the CPU backend it trains 2 epochs",
     "a6_train_lenet": "prints training times; on the CPU backend 2 short epochs",
+    "a10_alexnet_vgg": "trains 2-channel networks on 64 images on the CPU backend",
+    "a11_resnet": "trains depth 8 at 2 channels on 64 images on the CPU backend",
+    "b11_conv": "no tensor-core rung on the CPU backend, and sums in another order",
     "b18_cuda_graph": "prints training times; on the CPU backend 2 epochs",
     "a14_train_transformer": "prints training times; on the CPU backend a few steps "
     "of a tiny model",

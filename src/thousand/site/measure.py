@@ -58,6 +58,7 @@ def kind(content_type: str) -> str:
 
 TARGET_KB = 700  # a post's first load, gzipped
 PLAIN_TARGET_KB = 350  # a page without math or diagrams
+OTHER_PAGES = ("", "tracks/", "glossary/", "benchmarks/", "contributing/")
 BUILD_TARGET_S = 30.0  # both languages, cold, twice today's posts
 REBUILD_TARGET_S = 5.0  # after one post is edited, while serve runs
 # What the copy leaves out: history, environments, builds, caches.
@@ -260,6 +261,13 @@ def main(page_path: str | None = None) -> None:
         site = Path(tmp) / "site"
         timed_build(ROOT, site, url)
         pages = [lang + p for lang in ("", "en/") for p in posts_of(site)]
+        # the pages a reader meets besides posts, held to the same targets
+        pages += [
+            lang + p
+            for lang in ("", "en/")
+            for p in OTHER_PAGES
+            if (site / lang / p / "index.html").exists()
+        ]
         if page_path is not None and page_path not in pages:
             if not (site / page_path).exists():
                 sys.exit(f"no page /{page_path} in the built site; posts: {pages}")
@@ -301,6 +309,17 @@ def main(page_path: str | None = None) -> None:
         )
     n = len(posts_of_list(results))
     print(f"  {n - missed} of {n} posts meet it")
+    others = [p for p in OTHER_PAGES if p in results or "en/" + p in results]
+    for page in others:
+        row = [results.get(lang + page) for lang in ("", "en/")]
+        row = [(sum(r[2] for r in x[0].values()) / 1000, x[1]) for x in row if x]
+        target = TARGET_KB if any(h for _, h in row) else PLAIN_TARGET_KB
+        ok = max(kb for kb, _ in row) <= target
+        missed += not ok
+        kbs = "".join(f"{kb:>8.0f}" for kb, _ in row)
+        kind_ = "math/diagrams" if target == TARGET_KB else "plain"
+        name = page or "(home)"
+        print(f"  {name:<40}{kbs}  <= {target} ({kind_}) {'met' if ok else 'NOT MET'}")
     print()
     print("build (python -m thousand.site build, both languages):")
     verdict = "met" if cold < BUILD_TARGET_S else "NOT MET"

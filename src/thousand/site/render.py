@@ -75,7 +75,10 @@ TEXT = {
             "best vector add vs the copy kernel, float32, n = 2^28": (
                 "最好的向量加法与复制核函数的带宽之比（float32，n = 2<sup>28</sup>）"
             ),
-            "best CUDA-core convolution vs cuDNN with TF32 off, 3x3 64->64 56x56 N=32": (
+            (
+                "best CUDA-core convolution vs cuDNN with TF32 off, "
+                "3x3 64->64 56x56 N=32"
+            ): (
                 "CUDA 核心上最好的卷积与 cuDNN（关闭 TF32）之比"
                 "（3×3，64→64，56×56，N = 32）"
             ),
@@ -447,7 +450,7 @@ def _power_of_two(n: int) -> str:
     return str(n) if k is None else f"2<sup>{k}</sup>"
 
 
-def _power_of_two_tex(n: int) -> str:
+def _power_of_two_chart(n: int) -> str:
     """The same for a chart, in plain text at full size: 2^28 (a superscript
     would be too small to read on a phone)."""
     k = _large_power_of_two(n)
@@ -947,7 +950,7 @@ class Results:
             ax.set_xscale("log")
         else:
             ax.set_xlim(0, 1.05 * max(shown))
-        size = " × ".join(map(_power_of_two_tex, rows[0]["size"]))
+        size = " × ".join(map(_power_of_two_chart, rows[0]["size"]))
         ax.set_xlabel(c["at_size"].format(unit=unit, size=size))
         fig.suptitle(
             f"{family}{c['sep']}{self.ledger['device']['name']}, {run['date']}"
