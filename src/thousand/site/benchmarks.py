@@ -476,9 +476,10 @@ def _baseline_name(key: str | None, t: dict) -> str:
     if key is None:
         return t["baseline_default"]
     name = render.LIBRARY_NAMES.get(key, key)
-    if name.startswith("cuBLAS, "):
-        what = name.removeprefix("cuBLAS, ")
-        return t["cublas"].format(what=t["cublas_what"].get(what, what))
+    library, sep, what = name.partition(", ")
+    if sep and library in ("cuBLAS", "cuDNN"):
+        what = t["cublas_what"].get(what, what)
+        return t["cublas"].format(what=what).replace("cuBLAS", library)
     return name
 
 

@@ -643,7 +643,21 @@ LIBRARY_NAMES = {
     "matmul_wgmma": "cuBLAS, bf16",
     "matmul_wgmma_tf32": "cuBLAS, TF32 on",
     "reduce": "torch.sum",
+    "conv": "cuDNN, TF32 off",
+    "conv_tf32": "cuDNN, TF32 on",
+    "conv_backward_data": "cuDNN, TF32 off",
+    "conv_backward_filter": "cuDNN, TF32 off",
 }
+TF32_WORDS = {"zh": {"TF32 off": "关闭 TF32", "TF32 on": "开启 TF32"}}
+
+
+def library_name(key: str, lang: str) -> str:
+    """LIBRARY_NAMES[key] in `lang`: "cuBLAS, TF32 off" reads "cuBLAS，关闭 TF32"."""
+    name = LIBRARY_NAMES.get(key, key)
+    library, sep, what = name.partition(", ")
+    if lang != "zh" or not sep:
+        return name
+    return f"{library}，{TF32_WORDS['zh'].get(what, what)}"
 
 
 # The words on the ladder and series charts, in each language.
@@ -808,7 +822,7 @@ class Results:
         notes = [
             self.t["own_baseline"].format(
                 kernel=f"{k['family']}_v{k['version']}",
-                library=LIBRARY_NAMES.get(k["torch_baseline"], k["torch_baseline"]),
+                library=library_name(k["torch_baseline"], self.lang),
             )
             for k in rows
             if k.get("torch_baseline")
@@ -930,8 +944,8 @@ class Results:
         library = {}
         for k in rows:  # a version may have its own baseline (cuBLAS TF32)
             if k.get("torch_ms"):
-                name = LIBRARY_NAMES.get(k.get("torch_baseline", family), family)
-                library[f"PyTorch: {name}"] = work / k["torch_ms"] / 1e6
+                name = library_name(k.get("torch_baseline", family), self.lang)
+                library[f"PyTorch{c['sep']}{name}"] = work / k["torch_ms"] / 1e6
             if k.get("pycuda_ms"):
                 library["PyCUDA gpuarray.sum"] = work / k["pycuda_ms"] / 1e6
         styles = iter([(":", "#c0392b"), ("-.", "#27ae60"), (":", "#8e44ad")])
