@@ -189,6 +189,11 @@ def svg(fig) -> bytes:
     return text.encode()
 
 
+def text_width(text: str) -> int:
+    """How wide `text` sets, in Latin letters: a Chinese character counts two."""
+    return sum(2 if "\u2e80" <= c <= "\uffef" else 1 for c in text)
+
+
 def wrap(text: str, width: int = 50) -> str:
     """A title in lines that fit the chart, `width` Latin letters each; a Chinese
     character counts as two, and a line may break between any two of them, but

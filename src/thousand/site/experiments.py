@@ -257,7 +257,10 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
         ax.set_ylabel(x_label if horizontal else y_label)
         ax.grid(True, axis="x" if horizontal else "both", which="major", alpha=0.3)
         if horizontal and len(names) > 1:  # above the bars, under the title
-            ncol = 2 if max(len(word(n)) for n in names) <= 22 else 1
+            # two columns only while the widest name fits half the axes (a
+            # Chinese character is two Latin letters wide)
+            widest = max(charts.text_width(word(n)) for n in names)
+            ncol = 2 if widest <= 14 else 1
             ax.legend(loc="lower left", bbox_to_anchor=(0, 1), ncol=ncol, frameon=False)
         elif result["kind"] == "bars" and len(names) > 1:
             # the legend above the tallest bar, never over it: a band of headroom
