@@ -47,6 +47,9 @@ OURS = {
     "conv2d": lambda t: t.permute(0, 2, 3, 1),  # NCHW view -> NHWC
     "conv2d_backward_data": lambda t: t.permute(0, 2, 3, 1),
     "conv2d_backward_filter": lambda t: t.permute(2, 3, 1, 0),  # FCRS -> RSCF
+    "conv": lambda t: t.permute(0, 2, 3, 1),  # every geometry of B11's check sizes
+    "conv_backward_data": lambda t: t.permute(0, 2, 3, 1),
+    "conv_backward_filter": lambda t: t.permute(2, 3, 1, 0),  # F C/G R S -> R S C/G F
     "avg_pool": lambda t: t.permute(0, 2, 3, 1),
     "max_pool": lambda t: t[0].permute(0, 2, 3, 1),  # (values, indices): values
     "max_pool_backward": lambda t: t.permute(0, 2, 3, 1),
