@@ -1,0 +1,1 @@
+"""Several GPUs (B19): collectives written with the package's own kernels."""

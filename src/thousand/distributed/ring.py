@@ -1,0 +1,95 @@
+"""A ring all-reduce (B19) written with the package's kernels: after it, every rank's
+buffer holds the sum of all ranks' buffers.
+
+The n ranks stand in a ring; rank r sends only to rank r + 1. The buffer is cut into
+n chunks, and the work goes in two phases of n - 1 steps, every rank sending one
+chunk in each step, all at once:
+
+  reduce-scatter: in step s, rank r sends chunk (r - s) mod n to r + 1, which adds it
+                  into its own copy (vector_add). After n - 1 steps rank r holds the
+                  whole sum of chunk (r + 1) mod n.
+  all-gather:     in step s, rank r sends chunk (r + 1 - s) mod n, now complete, to
+                  r + 1, which keeps it as it is.
+
+Each rank sends 2 (n - 1) chunks of size/n: 2 (n - 1) / n of the buffer, whatever n,
+which is why the ring is what NCCL uses for large messages ("bus bandwidth" in
+nccl-tests divides by exactly this factor).
+
+Here the ranks' buffers are device arrays of one GPU (or the CPU backend), and a
+"send" is a device-to-device copy through the copy kernel: the algorithm, checked
+where one device is all there is. Across GPUs the same steps run with each buffer on
+its own device and the copy a peer-to-peer transfer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from thousand.cuda import empty, is_device_array
+from thousand.kernels.copy import copy
+from thousand.kernels.vector_add import vector_add
+
+
+ALIGN = 4  # floats: chunks start on 16-byte boundaries, as float4 kernels need
+
+
+def chunk_bounds(size: int, n: int) -> list[tuple[int, int]]:
+    """n contiguous chunks of a buffer of `size` elements, each starting at a
+    multiple of ALIGN elements, as equal as that allows (some are empty when the
+    buffer is small)."""
+    edges = [size * i // n // ALIGN * ALIGN for i in range(n)] + [size]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def ring_all_reduce(buffers: list, log: list | None = None) -> list:
+    """Sum the ranks' float32 buffers (1-D device arrays of one size) into every one
+    of them, in place. `log`, when given, receives (phase, step, sender, chunk,
+    elements) for every send, in order: what went over the ring."""
+    n = len(buffers)
+    if n < 1:
+        raise ValueError("ring_all_reduce: needs at least one rank's buffer")
+    for r, b in enumerate(buffers):
+        if not is_device_array(b):
+            raise ValueError(
+                f"ring_all_reduce: buffer {r} must be a device array (to_device), "
+                f"got {type(b).__name__}"
+            )
+        if b.dtype != np.float32 or b.ndim != 1:
+            raise ValueError(
+                f"ring_all_reduce: buffer {r} must be 1-D float32, "
+                f"got {b.ndim}-D {b.dtype}"
+            )
+        if b.size != buffers[0].size:
+            raise ValueError(
+                f"ring_all_reduce: buffer {r} has {b.size} elements, "
+                f"buffer 0 has {buffers[0].size}"
+            )
+    bounds = chunk_bounds(buffers[0].size, n)
+    largest = max(hi - lo for lo, hi in bounds)
+    inbox = [empty((max(largest, 1),), np.float32) for _ in range(n)]  # per receiver
+
+    def part(r: int, c: int):
+        lo, hi = bounds[c % n]
+        return buffers[r][lo:hi]
+
+    for step in range(n - 1):  # reduce-scatter
+        sends = [(r, (r - step) % n) for r in range(n)]
+        for r, c in sends:  # every rank sends at once: all copies, then all adds
+            chunk = part(r, c)
+            if chunk.size:
+                copy(chunk, out=inbox[(r + 1) % n][: chunk.size])
+            if log is not None:
+                log.append(("reduce-scatter", step, r, c, chunk.size))
+        for r, c in sends:
+            mine = part((r + 1) % n, c)
+            if mine.size:
+                vector_add(mine, inbox[(r + 1) % n][: mine.size], out=mine)
+    for step in range(n - 1):  # all-gather
+        for r in range(n):
+            c = (r + 1 - step) % n
+            chunk = part(r, c)
+            if chunk.size:
+                copy(chunk, out=part((r + 1) % n, c))
+            if log is not None:
+                log.append(("all-gather", step, r, c, chunk.size))
+    return buffers
