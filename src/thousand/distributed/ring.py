@@ -29,7 +29,6 @@ from thousand.cuda import empty, is_device_array
 from thousand.kernels.copy import copy
 from thousand.kernels.vector_add import vector_add
 
-
 ALIGN = 4  # floats: chunks start on 16-byte boundaries, as float4 kernels need
 
 
