@@ -332,7 +332,7 @@ def targets_of(kernels: dict) -> list[dict]:
         return [v.number for v in families[family].versions if not v.gpu_only]
 
     reduce_all = every("reduce")
-    cuda_cores = [v.number for v in families["matmul"].versions if not v.gpu_only]
+    cuda_cores = cuda_core_versions("matmul")
     tensor_cores = [v.number for v in families["matmul"].versions if v.gpu_only]
     targets = [
         versus_copy(

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from thousand.site.search import mend_files
+
 BUNDLES = "assets/javascripts"
 SELECTOR = 'M("link[rel=alternate]")'
 MENDED = 'M("link[rel=alternate]:not([hreflang])")'
@@ -36,9 +38,4 @@ def mend(source: str) -> str:
 
 
 def mend_site(site_dir: Path) -> list[Path]:
-    bundles = sorted((Path(site_dir) / BUNDLES).glob("bundle.*.min.js"))
-    if not bundles:
-        raise BundlePatchError(f"no bundle in {Path(site_dir) / BUNDLES}")
-    for path in bundles:
-        path.write_text(mend(path.read_text(encoding="utf-8")), encoding="utf-8")
-    return bundles
+    return mend_files(site_dir, BUNDLES, "bundle.*.min.js", mend, BundlePatchError)

@@ -475,12 +475,11 @@ def baseline_key(k: dict) -> str | None:
 def _baseline_name(key: str | None, t: dict) -> str:
     if key is None:
         return t["baseline_default"]
-    name = render.LIBRARY_NAMES.get(key, key)
-    library, sep, what = name.partition(", ")
-    if sep and library in ("cuBLAS", "cuDNN"):
+    library, what = render.library_parts(key)
+    if what and library in ("cuBLAS", "cuDNN"):
         what = t["cublas_what"].get(what, what)
         return t["cublas"].format(what=what).replace("cuBLAS", library)
-    return name
+    return render.LIBRARY_NAMES.get(key, key)
 
 
 def _rate(k: dict, work: str, ms: str) -> float | None:

@@ -206,7 +206,7 @@ def wrap(text: str, width: int = 50) -> str:
     tokens = re.findall(rf"{word}|\s+", text)
     lines, line, used = [], "", 0
     for token in tokens:
-        size = sum(2 if "\u2e80" <= c <= "\uffef" else 1 for c in token)
+        size = text_width(token)
         if token.isspace():
             if line:
                 line, used = line + " ", used + 1

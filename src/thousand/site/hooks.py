@@ -213,17 +213,26 @@ def alternate_links(output, page, config):
     language's home)."""
     docs = Path(config.docs_dir)
     own = docs / page.file.src_uri
+
+    def path(lang: str) -> str:
+        twin = docs.parent / lang / page.file.src_uri
+        # a generated page (benchmarks, the blog's indexes) has no file here
+        same = lang == config.theme["language"] or twin.exists() or not own.exists()
+        return page.url if same else ""
+
+    return _with_alternates(output, config, path)
+
+
+def _with_alternates(output: str, config, path) -> str:
+    """Each <link rel="alternate" hreflang> of `output` leading to its language's
+    root (absolute) + path(lang)."""
     links = {alt["lang"]: alt["link"] for alt in config.extra.get("alternate", [])}
 
     def one(m: re.Match) -> str:
         lang = m.group(1)
         if lang not in links:
             return m.group(0)
-        root = urljoin(config.site_url or "/", links[lang])
-        twin = docs.parent / lang / page.file.src_uri
-        # a generated page (benchmarks, the blog's indexes) has no file here
-        same = lang == config.theme["language"] or twin.exists() or not own.exists()
-        href = root + (page.url if same else "")
+        href = urljoin(config.site_url or "/", links[lang]) + path(lang)
         return f'<link rel="alternate" href="{html.escape(href)}" hreflang="{lang}">'
 
     return _ALTERNATE.sub(one, output)
@@ -234,16 +243,7 @@ def on_post_template(output, template_name, config):
     # to each language's home, as absolute URLs like every other page's.
     if template_name != "404.html":
         return output
-    links = {alt["lang"]: alt["link"] for alt in config.extra.get("alternate", [])}
-
-    def home(m: re.Match) -> str:
-        lang = m.group(1)
-        if lang not in links:
-            return m.group(0)
-        href = urljoin(config.site_url or "/", links[lang])
-        return f'<link rel="alternate" href="{html.escape(href)}" hreflang="{lang}">'
-
-    return _ALTERNATE.sub(home, output)
+    return _with_alternates(output, config, lambda lang: "")
 
 
 def on_post_page(output, page, config):

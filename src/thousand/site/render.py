@@ -651,12 +651,20 @@ LIBRARY_NAMES = {
 TF32_WORDS = {"zh": {"TF32 off": "关闭 TF32", "TF32 on": "开启 TF32"}}
 
 
+def library_parts(key: str) -> tuple[str, str]:
+    """("cuBLAS", "TF32 off") for LIBRARY_NAMES' "cuBLAS, TF32 off"; (name, "")
+    for a name without a setting (torch.sum, or a family's own)."""
+    library, _, what = LIBRARY_NAMES.get(key, key).partition(", ")
+    return library, what
+
+
 def library_name(key: str, lang: str) -> str:
     """LIBRARY_NAMES[key] in `lang`: "cuBLAS, TF32 off" reads "cuBLAS，关闭 TF32"."""
-    name = LIBRARY_NAMES.get(key, key)
-    library, sep, what = name.partition(", ")
-    if lang != "zh" or not sep:
-        return name
+    library, what = library_parts(key)
+    if not what:
+        return library
+    if lang != "zh":
+        return f"{library}, {what}"
     return f"{library}，{TF32_WORDS['zh'].get(what, what)}"
 
 

@@ -46,11 +46,17 @@ def mend(source: str) -> str:
     return source[:start] + "<=" + source[m.end("op") :]
 
 
+def mend_files(site_dir: Path, folder: str, pattern: str, mend, error) -> list[Path]:
+    """Rewrite with `mend` every file of the built site matching `pattern` in
+    `folder` (Material's shipped scripts); raise `error` if there is none."""
+    paths = sorted((Path(site_dir) / folder).glob(pattern))
+    if not paths:
+        raise error(f"no {pattern} in {Path(site_dir) / folder}")
+    for path in paths:
+        path.write_text(mend(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return paths
+
+
 def mend_site(site_dir: Path) -> list[Path]:
     """Mend every search worker the build wrote; the files mended."""
-    workers = sorted((Path(site_dir) / WORKERS).glob("search.*.min.js"))
-    if not workers:
-        raise SearchPatchError(f"no search worker in {Path(site_dir) / WORKERS}")
-    for path in workers:
-        path.write_text(mend(path.read_text(encoding="utf-8")), encoding="utf-8")
-    return workers
+    return mend_files(site_dir, WORKERS, "search.*.min.js", mend, SearchPatchError)
