@@ -85,7 +85,10 @@ def test_depthwise_is_one_filter_per_channel():
         (lambda X, K: conv(X, K[:, :, :2].copy()), "reads 2 channels"),
         (lambda X, K: conv(X, K, ConvGeometry(dilation=4)), "does not fit"),
         (lambda X, K: conv(X, K, version=9), "no version 9"),
-        (lambda X, K: conv(X, K, version=3, block=256), "written for blocks of 128 threads"),
+        (
+            lambda X, K: conv(X, K, version=3, block=256),
+            "written for blocks of 128 threads",
+        ),
         (
             lambda X, K: conv_backward_data(
                 np.zeros((1, 2, 2, 6), np.float32), K, (6, 6)
