@@ -184,6 +184,40 @@ def test_the_search_mend_changes_one_bound_and_refuses_a_worker_it_does_not_know
         search.mend("for(let j=0;j<q.length;j++)")
 
 
+def test_search_reads_code_as_text_and_indexes_the_same():
+    """The search index gets a page's code blocks without their highlighting tags:
+    Material's parser must find the same sections, text and code."""
+    import markdown
+    from material.plugins.search.plugin import Parser
+
+    from thousand.site import search
+
+    source = (
+        '## 核函数 {#k}\n\n向量加法：\n\n```cuda linenums="1"\n'
+        "__global__ void add(const float* a, float* c) {\n"
+        "    c[threadIdx.x] = a[threadIdx.x] + 1.0f;  // 每线程一个\n}\n```\n\n"
+        '- `inline` 与 <span class="x">span</span> 照旧\n'
+    )
+    html = markdown.markdown(
+        source,
+        extensions=["attr_list", "pymdownx.highlight", "pymdownx.superfences"],
+        extension_configs={
+            "pymdownx.highlight": {"anchor_linenums": True, "line_spans": "__span"}
+        },
+    )
+    plain = search.without_highlighting(html)
+    assert html.count("<span") > 20 and plain.count("<span") == 1  # the prose's
+
+    def sections(text):
+        parser = Parser()
+        parser.feed(text)
+        parser.close()
+        return [(s.id, "".join(s.text), "".join(s.title)) for s in parser.data]
+
+    assert sections(plain) == sections(html)
+    assert "threadIdx.x] = a[threadIdx.x]" in sections(html)[-1][1]
+
+
 def test_english_search_finds_the_post(site):
     index = json.loads((site / "en/search/search_index.json").read_text())
     hits = {d["location"] for d in index["docs"] if "grid-stride" in d["text"].lower()}

@@ -190,7 +190,7 @@ def _draw_panels(plt, panels, t) -> bytes:
         ax.set_xlabel(t["lane"])
         ax.set_title(f"{p['title']}\n{note}")
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
+    charts.lay_out(fig)
     return charts.svg(fig)
 
 
@@ -267,5 +267,5 @@ def _draw_launch(plt, panels, t) -> bytes:
             title=p["title"], gx=gx, gy=gy, bx=bx, by=by, rows=rows, cols=cols
         )
         ax.set_title(charts.wrap(title), pad=22)  # above the blocks' numbers
-    fig.tight_layout()
+    charts.lay_out(fig)
     return charts.svg(fig)

@@ -153,7 +153,15 @@ def legend_below(fig, handles, labels) -> None:
     w, h = fig.get_size_inches()
     fig.set_size_inches(w, h + extra)
     fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False)
-    fig.tight_layout(rect=(0, extra / (h + extra), 1, 1))
+    lay_out(fig, rect=(0, extra / (h + extra), 1, 1))
+
+
+def lay_out(fig, rect=(0, 0, 1, 1)) -> None:
+    """tight_layout, measured with the tick labels the chart will show: log axes
+    get `plain` ticks first (matplotlib's own would be typeset as TeX, at a cost,
+    only to be replaced)."""
+    _plain_log_ticks(fig)
+    fig.tight_layout(rect=rect)
 
 
 def _plain_log_ticks(fig) -> None:

@@ -282,7 +282,7 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
     if legend:  # under the chart, where it hides nothing
         charts.legend_below(fig, *legend)
     else:
-        fig.tight_layout()
+        charts.lay_out(fig)
     return charts.svg(fig)
 
 

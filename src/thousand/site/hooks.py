@@ -126,8 +126,8 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_page_content(html, page, config, files):
-    # Runs after the blog plugin's own count (hooks come after plugins), which sees
-    # a Chinese sentence as one word; a readtime set in front matter still wins.
+    # The reading time of a post (the blog plugin's own count is off in mkdocs.yml:
+    # it sees a Chinese sentence as one word); a readtime set in front matter wins.
     if uri_is_post(page.file.src_uri) and "readtime" not in page.meta:
         page.config.readtime = readtime.minutes(html)
     # The table of contents is plain text, where MathJax never runs: a heading's
@@ -175,6 +175,13 @@ def plain_math(text: str) -> str:
 
 def uri_is_post(uri: str) -> bool:
     return uri.startswith("blog/posts/")
+
+
+def on_pre_build(config):
+    # after every on_config: the search plugin has made its index by now
+    search_plugin = config.plugins.get("material/search")
+    if search_plugin is not None and search_plugin.config.enabled:
+        search.index_code_as_text(search_plugin.search_index)
 
 
 def on_files(files, config):

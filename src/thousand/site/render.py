@@ -981,7 +981,7 @@ class Results:
         if lines:  # under the axes, where no bar can hide behind it
             charts.legend_below(fig, *ax.get_legend_handles_labels())
         else:
-            fig.tight_layout()
+            charts.lay_out(fig)
         return charts.svg(fig)
 
     def draw(self, name: str) -> bytes:
@@ -1005,5 +1005,5 @@ class Results:
         fig.suptitle(f"{self.ledger['device']['name']}, {run['date']}")
         ax.grid(True, which="major", alpha=0.3)
         ax.legend()
-        fig.tight_layout()
+        charts.lay_out(fig)
         return charts.svg(fig)

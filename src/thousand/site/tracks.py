@@ -65,6 +65,14 @@ def point_ids() -> set[str]:
 
 
 def front_matter(path: Path) -> dict:
+    """A post's front matter (read-only: it is shared). Every post asks for every
+    other post's (its track's links), so each file is parsed once until it changes."""
+    stat = path.stat()
+    return _front_matter(path, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _front_matter(path: Path, mtime_ns: int, size: int) -> dict:
     m = FRONT_MATTER.match(path.read_text(encoding="utf-8"))
     return yaml.safe_load(m.group(1)) if m else {}
 
