@@ -333,7 +333,9 @@ PHONE_CHECK = r"""() => ({
     .map(a => a.textContent.trim()).filter(t => /\\[()[\]]|\$[^$\s]/.test(t)),
 })"""
 # Each chart's SVG holds its text as <text> with a font size in its own units
-# (site.charts); shown at the image's width, the smallest must be legible.
+# (site.charts); shown at the image's width, the smallest must be legible. Set by
+# the browser (the SVG placed in the page, out of sight), no text may run past the
+# chart's edges, where an <img> cuts it off.
 CHART_TEXT = """async () => {
   const out = [];
   for (const img of document.querySelectorAll('article img')) {
@@ -346,7 +348,18 @@ CHART_TEXT = """async () => {
       ((t.getAttribute('style') || '').match(/font-size:\\s*([\\d.]+)px/) || [])[1]));
     const shown = img.getBoundingClientRect().width;
     const px = sizes.length ? Math.min(...sizes) * shown / units : 0;
-    out.push([src.split('/').pop(), px]);
+    const held = document.createElement('div');
+    held.style.cssText = 'position:absolute;left:-9999px;top:0';
+    held.appendChild(document.importNode(svg, true));
+    document.body.appendChild(held);
+    const edge = held.firstChild.getBoundingClientRect();
+    const cut = [...held.querySelectorAll('text')].filter(t => {
+      const r = t.getBoundingClientRect();
+      return r.width && (r.left < edge.left - 1 || r.right > edge.right + 1 ||
+                         r.top < edge.top - 1 || r.bottom > edge.bottom + 1);
+    }).map(t => t.textContent.trim()).slice(0, 3);
+    held.remove();
+    out.push([src.split('/').pop(), px, cut]);
   }
   return out;
 }"""
@@ -379,10 +392,16 @@ def test_chart_text_reads_at_phone_width(phone_visits):
     assert len(charts) > 50, len(charts)
     small = [
         f"/{path}: {name}: smallest text {px:.1f} px"
-        for path, name, px in charts
+        for path, name, px, _ in charts
         if px < LEGIBLE_PX
     ]
     assert not small, "\n".join(small)
+
+
+def test_chart_text_stays_inside_the_chart(phone_visits):
+    charts = [(path, *c) for path, f in phone_visits.items() for c in f["charts"]]
+    cut = [f"/{path}: {name}: {texts}" for path, name, _, texts in charts if texts]
+    assert not cut, "text past a chart's edge:\n" + "\n".join(cut)
 
 
 # The benchmarks pages' bar charts are HTML (src/thousand/site/benchmarks.py): at a

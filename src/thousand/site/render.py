@@ -973,7 +973,8 @@ class Results:
         else:
             ax.set_xlim(0, 1.05 * max(shown))
         size = " × ".join(map(_power_of_two_chart, rows[0]["size"]))
-        ax.set_xlabel(c["at_size"].format(unit=unit, size=size))
+        # a convolution's size has eleven numbers: in lines the chart's width
+        ax.set_xlabel(charts.wrap(c["at_size"].format(unit=unit, size=size), 48))
         fig.suptitle(
             f"{family}{c['sep']}{self.ledger['device']['name']}, {run['date']}"
         )
