@@ -54,3 +54,10 @@ def test_bad_buffers_are_refused():
         ring_all_reduce([one, to_device(np.ones(8, np.float64))])
     with pytest.raises(ValueError, match="has 4 elements"):
         ring_all_reduce([one, to_device(np.ones(4, np.float32))])
+
+
+def test_the_process_ring_needs_the_gpu_backend():
+    from thousand.distributed.ring import ProcessRing
+
+    with pytest.raises(RuntimeError, match="needs the GPU backend"):
+        ProcessRing(64)

@@ -160,6 +160,11 @@ class DeviceArray:
         self._a.fill(value)
         return self
 
+    def memory(self) -> np.ndarray:
+        """The emulated device memory itself, as a NumPy array (no copy): what the
+        backend hands to libraries that work in place (thousand.cuda.torch_view)."""
+        return self._a
+
     def __repr__(self) -> str:
         return f"DeviceArray({self.dtype.name}{list(self.shape)}, cpu emulation)"
 

@@ -22,6 +22,7 @@ from .backend import (
     synchronize,
     timing_label,
     to_device,
+    torch_view,
     use_backend,
 )
 from .compiler import (
@@ -71,6 +72,7 @@ __all__ = [
     "synchronize",
     "timing_label",
     "to_device",
+    "torch_view",
     "use_backend",
     "cdiv",
     "check_aligned",

@@ -157,6 +157,20 @@ class Uploader:
         return d
 
 
+def torch_view(d):
+    """Device array `d`'s memory as a torch tensor, no copy: a CUDA tensor on the
+    GPU (through the CUDA array interface; our context is the primary one torch
+    uses too), a CPU tensor over the CPU backend's memory. For handing a buffer
+    to torch.distributed, which then works on it in place."""
+    import torch
+
+    if not is_device_array(d):
+        raise TypeError(f"torch_view: expected a device array, got {type(d).__name__}")
+    if on_cpu():
+        return torch.from_numpy(d.memory())
+    return torch.as_tensor(d, device="cuda")
+
+
 def empty_like(d):
     return empty(d.shape, d.dtype)
 

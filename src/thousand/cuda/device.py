@@ -39,6 +39,25 @@ def driver():
     return drv
 
 
+def use_device(index: int):
+    """Make the package's context on GPU `index` (one process per GPU, as B19's
+    ranks are) and return `pycuda.driver`. Call it before any kernel runs: a
+    context made already on another GPU is an error, not silently kept."""
+    if not driver.cache_info().currsize:
+        os.environ["CUDA_DEVICE"] = str(index)  # read by pycuda.autoprimaryctx
+    drv = driver()
+    if not 0 <= index < drv.Device.count():
+        raise ValueError(
+            f"use_device: no GPU {index}; this machine has {drv.Device.count()}"
+        )
+    if drv.Context.get_device() != drv.Device(index):
+        raise RuntimeError(
+            f"use_device: the package's context is on another GPU already; call "
+            f"use_device({index}) before the first kernel runs"
+        )
+    return drv
+
+
 def gpu_status() -> tuple[bool, str]:
     """(True, device name) when kernels can run, else (False, why not). Never raises."""
     if os.environ.get("THOUSAND_NO_GPU"):

@@ -1,21 +1,35 @@
 """Data-parallel training of A15's GPT (B19): every rank holds the whole model, runs
 forward and backward on its own share of the global batch with the package's
 kernels, and the ranks add their gradients with torch.distributed's all_reduce
-(NCCL between GPUs; gloo between CPU processes) before each applies the same AdamW
-step. All ranks then hold the same weights after every step.
+(NCCL between GPUs; gloo between CPU processes, or between processes sharing one
+GPU) before each applies the same AdamW step. All ranks then hold the same weights
+after every step.
 
 Each position's loss is weighted by 1 / (positions in the GLOBAL batch) (the total
 is all-reduced first), so the summed gradients are exactly the global batch's mean
-gradient, whether or not the ranks' shares are the same size. The gradients travel
-as one flat buffer (one all_reduce a step, as PyTorch's DDP fills buckets), in
-float32. Without an initialised process group it is one rank training alone.
+gradient, whether or not the ranks' shares are the same size.
+
+The gradients travel in buckets, as PyTorch's DDP sends them: one flat device
+buffer per layer whose gradients backward has finished (the final layer norm, then
+the blocks from last to first, then the embedding, whose gradient the tied head
+adds to last). With `overlap`, a bucket's all_reduce starts the moment its layer's
+backward returns and runs while the earlier layers' backward still computes;
+without it, all of them start after backward. The buffers never leave the device:
+torch.distributed works on them in place (thousand.cuda.torch_view). Without an
+initialised process group it is one rank training alone, and nothing is sent.
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from thousand.cuda import empty, torch_view
+from thousand.kernels.copy import copy
 from thousand.models import gpt, transformer
+
+ALIGN = 4  # floats: each gradient starts on a 16-byte boundary (float4 copies)
 
 
 def _world():
@@ -27,9 +41,48 @@ def _world():
     return dist if dist.is_available() and dist.is_initialized() else None
 
 
+def join(
+    rank: int,
+    world: int,
+    init_method: str,
+    backend: str | None = None,
+    gpu: bool | None = None,
+) -> str:
+    """Start this process's part of a `world`-rank group, before the package first
+    touches the GPU. With `gpu` (default: torch sees a GPU and THOUSAND_BACKEND is
+    not cpu), rank r computes on GPU r, or on GPU 0 when there are fewer GPUs than
+    ranks: the package's context is made there and torch's current device set to
+    match. `backend` defaults to NCCL when every rank has a GPU of its own, else
+    gloo (which also lets ranks share one GPU, or run on the CPU backend). Returns
+    the backend chosen."""
+    import torch
+    import torch.distributed as dist
+
+    from thousand.cuda.device import use_device
+
+    if gpu is None:
+        gpu = os.environ.get("THOUSAND_BACKEND", "").lower() != "cpu"
+        gpu = gpu and torch.cuda.is_available()
+    gpus = torch.cuda.device_count() if gpu else 0
+    backend = backend or ("nccl" if gpus >= world else "gloo")
+    if backend == "nccl" and gpus < world:
+        raise ValueError(
+            f"join: NCCL needs a GPU per rank: {world} ranks, {gpus} GPUs here "
+            f"(gloo lets ranks share one)"
+        )
+    if gpus:
+        device = rank if gpus >= world else 0
+        use_device(device)
+        torch.cuda.set_device(device)
+    dist.init_process_group(
+        backend, init_method=init_method, rank=rank, world_size=world
+    )
+    return backend
+
+
 def all_reduce_sum(values: np.ndarray) -> np.ndarray:
-    """The element-wise sum of `values` over every rank (itself alone without a
-    process group), as float32 on the host."""
+    """The element-wise sum of host `values` over every rank (itself alone without
+    a process group), as float32. For small host figures: the loss weights' total."""
     dist = _world()
     flat = np.ascontiguousarray(values, dtype=np.float32)
     if dist is None:
@@ -37,16 +90,82 @@ def all_reduce_sum(values: np.ndarray) -> np.ndarray:
     import torch
 
     t = torch.from_numpy(flat.copy())
+    if dist.get_backend() == "nccl":  # NCCL reduces device memory only
+        t = t.cuda()
     dist.all_reduce(t, op=dist.ReduceOp.SUM)
-    return t.numpy()
+    return t.cpu().numpy()
+
+
+# --8<-- [start:bucket]
+def bucket_bounds(sizes: list[int]) -> list[tuple[int, int]]:
+    """Where each gradient lies in a bucket: one after the other, each starting on
+    a multiple of ALIGN floats."""
+    bounds, at = [], 0
+    for n in sizes:
+        bounds.append((at, at + n))
+        at += -(-n // ALIGN) * ALIGN
+    return bounds
+
+
+class Bucket:
+    """One layer's gradients, summed over the ranks through one flat device
+    buffer: `start` copies them in and starts the all_reduce without waiting;
+    `finish` waits for it and copies the sums back. (A layer makes its gradient
+    arrays in its first backward: the bucket reads them when it starts.)"""
+
+    def __init__(self, layer):
+        self.layer, self.grads, self.flat, self.work = layer, [], None, None
+
+    def start(self, dist) -> None:
+        self.grads = list(self.layer.grads)
+        self.bounds = bucket_bounds([g.size for g in self.grads])
+        size = self.bounds[-1][1] if self.bounds else 0
+        if self.flat is None or self.flat.size < size:
+            self.flat = empty((max(size, 1),), np.float32)
+        for g, (lo, hi) in zip(self.grads, self.bounds, strict=True):
+            copy(g.reshape(g.size), out=self.flat[lo:hi])
+        self.work = dist.all_reduce(
+            torch_view(self.flat), op=dist.ReduceOp.SUM, async_op=True
+        )
+
+    def finish(self) -> None:
+        self.work.wait()  # the kernels launched after it queue behind it
+        self.work = None
+        for g, (lo, hi) in zip(self.grads, self.bounds, strict=True):
+            copy(self.flat[lo:hi], out=g.reshape(g.size))
+
+
+# --8<-- [end:bucket]
 
 
 # --8<-- [start:step]
 class DataParallelTrainer(transformer.Trainer):
     """transformer.Trainer for the tied GPT, with the gradients summed over the
-    ranks between backward and the optimiser step."""
+    ranks, bucket by bucket, between backward and the optimiser step."""
 
     Model = gpt.GPT
+
+    def __init__(self, cfg, p, overlap: bool = True, **adamw_settings):
+        super().__init__(cfg, p, **adamw_settings)
+        m = self.model
+        # in the order backward finishes them; the tied head has no gradient of
+        # its own (it adds into the embedding's, which is why that goes last)
+        finished = [m.ln_f, *reversed(m.blocks), m.emb]
+        self.buckets = [Bucket(layer) for layer in finished]
+        self.overlap = overlap
+        if overlap:  # the embedding's bucket starts after GPT.backward
+            for layer, bucket in zip(finished[:-1], self.buckets, strict=False):
+                layer.backward = self._then_send(layer.backward, bucket)
+
+    def _then_send(self, backward, bucket: Bucket):
+        def backward_then_send(*args, **kwargs):
+            out = backward(*args, **kwargs)
+            dist = _world()
+            if dist is not None:
+                bucket.start(dist)
+            return out
+
+        return backward_then_send
 
     def step(self, batch, lr: float):
         """One step on this rank's share (idx, targets, weights) of the global
@@ -59,13 +178,17 @@ class DataParallelTrainer(transformer.Trainer):
             m.upload("targets", targets),
             m.upload("weights", (weights / total).astype(np.float32)),
         )
-        m.backward()
-        grads = m.grads()
-        flat = all_reduce_sum(np.concatenate([g.get().ravel() for g in grads]))
-        start = 0
-        for g in grads:  # back into each gradient's device array
-            g.set(flat[start : start + g.size].reshape(g.shape))
-            start += g.size
+        m.backward()  # with overlap, every bucket but the embedding's is on its way
+        dist = _world()
+        if dist is not None:
+            for bucket in self.buckets:
+                if bucket.work is None:
+                    bucket.start(dist)
+            sent = sorted(id(g) for b in self.buckets for g in b.grads)
+            if sent != sorted(id(g) for g in m.grads()):
+                raise RuntimeError("DataParallelTrainer: a gradient has no bucket")
+            for bucket in self.buckets:
+                bucket.finish()
         self.opt.step(lr)
         return loss
 

@@ -92,3 +92,97 @@ def ring_all_reduce(buffers: list, log: list | None = None) -> list:
             if log is not None:
                 log.append(("all-gather", step, r, c, chunk.size))
     return buffers
+
+
+# --8<-- [start:process_ring]
+class ProcessRing:
+    """The same ring with one process per rank, each buffer on its rank's GPU: a
+    rank's copy kernel writes its chunk straight into the next rank's inbox, whose
+    memory that rank exported (CUDA IPC) and this one mapped (with peer access, so
+    over NVLink where the GPUs have it). A step is: write, wait for the device, meet
+    every rank at a barrier (on the host, through `group`), then add (or keep) what
+    arrived. Two inboxes a rank, used in turn, so that writing step s + 1 cannot
+    overwrite what step s has not added yet: one barrier a step suffices.
+
+    `group` is a torch.distributed process group able to meet on the host (gloo);
+    every rank constructs its ProcessRing with the same `size` (float32 elements).
+    Ranks may also share one GPU (IPC then maps memory of the same device)."""
+
+    def __init__(self, size: int, group=None):
+        import torch.distributed as dist
+
+        from thousand.cuda import driver, on_cpu
+
+        if on_cpu():
+            raise RuntimeError(
+                "ProcessRing: needs the GPU backend (ranks share memory through CUDA "
+                "IPC); on the CPU backend use ring_all_reduce on one process's buffers"
+            )
+        drv = driver()
+        from pycuda import gpuarray
+
+        self.dist, self.group = dist, group
+        self.rank, self.n = dist.get_rank(group), dist.get_world_size(group)
+        self.bounds = chunk_bounds(size, self.n)
+        self.size = size
+        largest = max(max(hi - lo for lo, hi in self.bounds), 1)
+        self.inbox = [empty((largest,), np.float32) for _ in range(2)]
+        handles = [drv.mem_get_ipc_handle(box.gpudata) for box in self.inbox]
+        everyone: list = [None] * self.n
+        dist.all_gather_object(everyone, handles, group=group)
+        flags = drv.ipc_mem_flags.LAZY_ENABLE_PEER_ACCESS
+        nxt = (self.rank + 1) % self.n
+        # the next rank's inboxes, mapped into this process (kept open while we are)
+        self._opened = [drv.IPCMemoryHandle(h, flags) for h in everyone[nxt]]
+        self.outbox = [
+            gpuarray.GPUArray((largest,), np.float32, gpudata=h) for h in self._opened
+        ]
+
+    def _meet(self) -> None:
+        from thousand.cuda import synchronize
+
+        synchronize()  # this rank's writes have landed in the next rank's inbox
+        self.dist.barrier(group=self.group)
+
+    def all_reduce(self, buffer, log: list | None = None):
+        """Sum every rank's `buffer` (1-D float32 device array of `size`) into each,
+        in place; `log` as ring_all_reduce's, for this rank's sends."""
+        if not is_device_array(buffer) or buffer.dtype != np.float32:
+            raise ValueError("ProcessRing.all_reduce: buffer must be float32 on device")
+        if buffer.ndim != 1 or buffer.size != self.size:
+            raise ValueError(
+                f"ProcessRing.all_reduce: buffer must be 1-D of {self.size} "
+                f"elements (this ring's size), got shape {buffer.shape}"
+            )
+        n, r, turn = self.n, self.rank, 0
+
+        def part(c: int):
+            lo, hi = self.bounds[c % n]
+            return buffer[lo:hi]
+
+        for phase in ("reduce-scatter", "all-gather"):
+            for step in range(n - 1):
+                # reduce-scatter sends chunk r - step, all-gather chunk r + 1 - step
+                send = (r - step + (phase == "all-gather")) % n
+                chunk = part(send)
+                if chunk.size:
+                    copy(chunk, out=self.outbox[turn % 2][: chunk.size])
+                if log is not None:
+                    log.append((phase, step, r, send, chunk.size))
+                self._meet()
+                got = part(send - 1)  # what the previous rank sent this step
+                arrived = self.inbox[turn % 2][: got.size]
+                if got.size and phase == "reduce-scatter":
+                    vector_add(got, arrived, out=got)
+                elif got.size:
+                    copy(arrived, out=got)
+                turn += 1
+        return buffer
+
+    def close(self) -> None:
+        for h in self._opened:
+            h.close()
+        self._opened, self.outbox = [], []
+
+
+# --8<-- [end:process_ring]
