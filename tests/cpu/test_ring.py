@@ -61,3 +61,12 @@ def test_the_process_ring_needs_the_gpu_backend():
 
     with pytest.raises(RuntimeError, match="needs the GPU backend"):
         ProcessRing(64)
+
+
+def test_bandwidth_terms_follow_nccl_tests():
+    from thousand.distributed.bench import bus_factor, message_sizes
+
+    assert bus_factor(2) == 1.0 and bus_factor(8) == 1.75
+    sizes = message_sizes(1024)
+    assert sizes[0] == 4096 and sizes[-1] == 2**30 and len(sizes) == 10
+    assert 256 * 2**20 in sizes  # the size the target is read at
