@@ -158,7 +158,15 @@ def _gpt_rank(rank, world, folder, size, steps, batch, overlap):
         trainer.sync()
         times.append(time.perf_counter() - start)
         losses.append(trainer.read(loss))
-    lanes = _trace_one_step(trainer, mine[-1]) if rank == 0 else None
+    from thousand.cuda import on_cpu
+
+    # one more step, traced on rank 0 (the profiler sees GPU kernels only); every
+    # rank takes it, or rank 0's all-reduces would wait for partners in vain
+    lanes = None
+    if rank == 0 and not on_cpu():
+        lanes = _trace_one_step(trainer, mine[-1])
+    else:
+        trainer.step(mine[-1], 1e-4)
     if world > 1:
         from thousand.distributed.data_parallel import all_reduce_sum
 
@@ -252,7 +260,7 @@ def main(argv=None) -> None:
         for n in (1, a.world):
             g = out[f"gpus{n}"]
             print(
-                f"{n} GPU(s): {g['median_step_s'] * 1e3:.1f} ms a step, "
+                f"{n} rank(s): {g['median_step_s'] * 1e3:.1f} ms a step, "
                 f"{g['tokens_s']:,.0f} tokens/s"
             )
         print(
