@@ -335,7 +335,7 @@ PHONE_CHECK = r"""() => ({
 # Each chart's SVG holds its text as <text> with a font size in its own units
 # (site.charts); shown at the image's width, the smallest must be legible. Set by
 # the browser (the SVG placed in the page, out of sight), no text may run past the
-# chart's edges, where an <img> cuts it off.
+# chart's edges, where an <img> cuts it off, nor over another text (crowded ticks).
 CHART_TEXT = """async () => {
   const out = [];
   for (const img of document.querySelectorAll('article img')) {
@@ -358,8 +358,18 @@ CHART_TEXT = """async () => {
       return r.width && (r.left < edge.left - 1 || r.right > edge.right + 1 ||
                          r.top < edge.top - 1 || r.bottom > edge.bottom + 1);
     }).map(t => t.textContent.trim()).slice(0, 3);
+    const boxes = [...held.querySelectorAll('text')]
+      .map(t => [t.textContent.trim(), t.getBoundingClientRect()])
+      .filter(([s, r]) => s && r.width);
+    const k = shown / edge.width;  // the held SVG is at its own size
+    const crowded = [];
+    boxes.forEach(([s, a], i) => boxes.slice(i + 1).forEach(([u, b]) => {
+      const x = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const y = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (x * k > -3 && y > 1) crowded.push(s + " / " + u);  // < 3 px apart shown
+    }));
     held.remove();
-    out.push([src.split('/').pop(), px, cut]);
+    out.push([src.split('/').pop(), px, cut, crowded.slice(0, 3)]);
   }
   return out;
 }"""
@@ -392,7 +402,7 @@ def test_chart_text_reads_at_phone_width(phone_visits):
     assert len(charts) > 50, len(charts)
     small = [
         f"/{path}: {name}: smallest text {px:.1f} px"
-        for path, name, px, _ in charts
+        for path, name, px, *_ in charts
         if px < LEGIBLE_PX
     ]
     assert not small, "\n".join(small)
@@ -400,8 +410,10 @@ def test_chart_text_reads_at_phone_width(phone_visits):
 
 def test_chart_text_stays_inside_the_chart(phone_visits):
     charts = [(path, *c) for path, f in phone_visits.items() for c in f["charts"]]
-    cut = [f"/{path}: {name}: {texts}" for path, name, _, texts in charts if texts]
+    cut = [f"/{path}: {name}: {texts}" for path, name, _, texts, _ in charts if texts]
     assert not cut, "text past a chart's edge:\n" + "\n".join(cut)
+    crowded = [f"/{path}: {name}: {pairs}" for path, name, *_, pairs in charts if pairs]
+    assert not crowded, "texts over each other:\n" + "\n".join(crowded)
 
 
 # The benchmarks pages' bar charts are HTML (src/thousand/site/benchmarks.py): at a

@@ -59,7 +59,8 @@ def test_chart_speaks_the_page_language(drawn):
 @pytest.mark.parametrize(
     "x, base, text",
     [(0.01, 10, "0.01"), (512, 2, "512"), (2**20, 2, "2^20"), (4096, 10, "4,096"),
-     (1e6, 10, "10^6"), (3e-5, 10, "3×10^-5")],
+     (1e6, 10, "10^6"), (3e-5, 10, "3×10^-5"), (2**-9, 2, "0.00195"),
+     (2**-3, 2, "0.125"), (2.5, 10, "2.5")],
 )  # fmt: skip
 def test_log_ticks_are_plain_text(x, base, text):
     assert charts.plain(x, base) == text

@@ -125,16 +125,16 @@ _FAMILY = re.compile(r"font-family: [^;\"]+")
 
 def plain(x: float, base: float = 10) -> str:
     """A log axis's tick in plain text at full size: 0.01, 512, 2^16 (base 2),
-    10^6, 3×10^-5. matplotlib's own ticks set the exponent as a superscript at 0.7
-    of the type size: too small on a phone."""
+    0.0156 (2^-6), 10^6, 3×10^-5. matplotlib's own ticks set the exponent as a
+    superscript at 0.7 of the type size: too small on a phone."""
     if x <= 0:
         return f"{x:g}"
     k = math.log(x, base)
     whole = abs(k - round(k)) < 1e-9
     if base == 2 and whole and x >= 2**10:
         return f"2^{round(k)}"
-    if 1e-3 <= x < 1e5:
-        return f"{x:,.0f}" if x >= 1 and x == round(x) else f"{x:g}"
+    if 1e-3 <= x < 1e5:  # three figures at most: 2^-9 reads 0.00195, not 0.00195312
+        return f"{x:,.0f}" if x >= 1 and x == round(x) else f"{x:.3g}"
     k10 = math.floor(math.log10(x) + 1e-9)
     mantissa = x / 10**k10
     if abs(mantissa - round(mantissa)) < 1e-6 and round(mantissa) == 1:
@@ -166,7 +166,7 @@ def lay_out(fig, rect=(0, 0, 1, 1)) -> None:
 
 def _plain_log_ticks(fig) -> None:
     """Every log axis of `fig` whose ticks matplotlib formats itself: `plain`."""
-    from matplotlib.ticker import LogFormatter, LogFormatterSciNotation
+    from matplotlib.ticker import LogFormatter, LogFormatterSciNotation, LogLocator
 
     class Plain(LogFormatter):
         def __call__(self, x, pos=None):
@@ -178,6 +178,10 @@ def _plain_log_ticks(fig) -> None:
             if axis.get_scale() != "log":
                 continue
             base = axis.get_transform().base
+            if axis is ax.xaxis and isinstance(axis.get_major_locator(), LogLocator):
+                # labels side by side: matplotlib spaces them for the full width,
+                # and 2^11 2^13 2^15 ... ran together at a phone's
+                axis.set_major_locator(LogLocator(base=base, numticks=7))
             if isinstance(axis.get_major_formatter(), LogFormatterSciNotation):
                 axis.set_major_formatter(Plain(base=base))
             if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
@@ -206,12 +210,17 @@ def wrap(text: str, width: int = 50) -> str:
     """A title in lines that fit the chart, `width` Latin letters each; a Chinese
     character counts as two, and a line may break between any two of them, but
     never after opening or before closing punctuation (no line ends with （ or
-    starts with ）)."""
+    starts with ）); a name longer than a line breaks after a hyphen."""
     cjk = "\u2e80-\u9fff\uff00-\uffef\u3000-\u303f"
     close = re.escape("）》」』，。、：；！？)]}")
     opening = re.escape("（《「『")
     word = rf"[{opening}]*(?:[{cjk}]|[^\s{cjk}]+)[{close}]*"
-    tokens = re.findall(rf"{word}|\s+", text)
+    tokens = []
+    for token in re.findall(rf"{word}|\s+", text):
+        # a name longer than a line (max-autotune-no-cudagraphs) may break after
+        # its hyphens and underscores
+        long = text_width(token) > width and not token.isspace()
+        tokens += re.findall(r"[^-_]*[-_]+|[^-_]+", token) if long else [token]
     lines, line, used = [], "", 0
     for token in tokens:
         size = text_width(token)

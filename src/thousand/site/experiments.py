@@ -242,16 +242,8 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
                 from matplotlib.ticker import MaxNLocator
 
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        values = ax.xaxis if horizontal else ax.yaxis  # the axis of the figures
-        if result["y"].get("log"):
+        if result["y"].get("log"):  # ticks in plain numbers: charts.lay_out
             (ax.set_xscale if horizontal else ax.set_yscale)("log")
-            lo, hi = ax.get_xlim() if horizontal else ax.get_ylim()
-            if hi < 10 * lo:  # within a decade: 4 and 5, not 4 x 10^0 and 5 x 10^0
-                from matplotlib.ticker import FuncFormatter
-
-                plain = FuncFormatter(lambda v, _: f"{v:g}")
-                values.set_major_formatter(plain)
-                values.set_minor_formatter(plain)
         x_label, y_label = word(result["x"]["label"]), word(result["y"]["label"])
         ax.set_xlabel(y_label if horizontal else x_label)
         ax.set_ylabel(x_label if horizontal else y_label)

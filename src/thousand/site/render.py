@@ -960,14 +960,19 @@ class Results:
         for name, value in library.items():
             style, color = next(styles)
             lines.append((value, name, style, color))
+        values = [k[key] for k in rows]
+        if not bandwidth and max(values + [v for v, *_ in lines]) >= 1e4:
+            # hundreds of thousands of GFLOP/s make tick labels too wide for a phone
+            unit, values = "TFLOP/s", [v / 1e3 for v in values]
+            lines = [(v / 1e3, *rest) for v, *rest in lines]
         height = 0.4 * len(rows) + 1.6
         fig, ax = plt.subplots(figsize=(charts.WIDTH, height), dpi=100)
         labels = [f"v{k['version']}" for k in rows]
-        ax.barh(labels, [k[key] for k in rows], color="#4a7ebb")
+        ax.barh(labels, values, color="#4a7ebb")
         ax.invert_yaxis()
         for value, name, style, color in lines:
             ax.axvline(value, linestyle=style, color=color, label=name)
-        shown = [k[key] for k in rows] + [value for value, *_ in lines]
+        shown = values + [value for value, *_ in lines]
         if max(shown) > 10 * min(shown):
             ax.set_xscale("log")
         else:
