@@ -26,10 +26,9 @@ import os
 import numpy as np
 
 from thousand.cuda import empty, torch_view
+from thousand.distributed.ring import ALIGN  # each gradient on 16 bytes, as chunks
 from thousand.kernels.copy import copy
 from thousand.models import gpt, transformer
-
-ALIGN = 4  # floats: each gradient starts on a 16-byte boundary (float4 copies)
 
 
 def _world():
