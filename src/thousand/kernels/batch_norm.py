@@ -12,13 +12,11 @@ import numpy as np
 
 from thousand.cuda import (
     Staging,
-    backend,
     cdiv,
     check_array,
     check_block,
     check_shape,
     launch,
-    to_device,
 )
 from thousand.kernels.batch_norm_inference import (
     EPS,
@@ -27,7 +25,7 @@ from thousand.kernels.batch_norm_inference import (
     check_eps,
 )
 from thousand.kernels.family import Family, Version, pick
-from thousand.kernels.layer_launch import scratch
+from thousand.kernels.layer_launch import counters, forget_counters, scratch
 
 OP = "batch_norm"
 LANES = 32  # channels per block: a warp reads 32 neighbouring floats of a row
@@ -68,17 +66,6 @@ def plan_chunks(M: int, C: int, rows: int) -> tuple[int, int]:
     return cdiv(M, chunk_rows), chunk_rows  # no empty chunk
 
 
-_COUNTS: dict = {}  # (backend, op) -> a counter per channel tile, 0 between launches
-
-
-def tile_counters(op: str, tiles: int):
-    key = (backend(), op)
-    have = _COUNTS.get(key)
-    if have is None or have.shape[0] < tiles:
-        have = _COUNTS[key] = to_device(np.zeros(tiles, np.uint32))
-    return have[:tiles]
-
-
 def batch_norm_v1(X, gamma, beta, out=None, block=256, eps=EPS, mean=None, invstd=None):
     """Y; the batch's mean and invstd (C,) into `mean` and `invstd` when given."""
     M, C = check_channels(OP, X, {"gamma": gamma, "beta": beta}, out)
@@ -106,7 +93,7 @@ def batch_norm_v1(X, gamma, beta, out=None, block=256, eps=EPS, mean=None, invst
         tiles = cdiv(C, LANES)
         var = scratch(OP, "var", (C,))
         partial = scratch(OP, "partial", (3 * chunks * C,))
-        count = tile_counters(OP, tiles)
+        count = counters(OP, tiles)
         args = (dX, stats["mean"], stats["invstd"], var, partial, count)
         ints = (np.int32(M), np.int32(C), np.int32(chunk_rows))
         try:
@@ -121,7 +108,7 @@ def batch_norm_v1(X, gamma, beta, out=None, block=256, eps=EPS, mean=None, invst
                 shared=3 * 4 * block,
             )
         except Exception:
-            _COUNTS.pop((backend(), OP), None)  # a broken launch may leave counts
+            forget_counters(OP)  # a broken launch may leave counts
             raise
         # Y with the batch's statistics: the inference kernel, on the device arrays
         batch_norm_inference_v1(

@@ -15,11 +15,10 @@ from thousand.kernels.batch_norm import (
     batch_norm_stats_ref,
     check_lanes,
     plan_chunks,
-    tile_counters,
 )
 from thousand.kernels.batch_norm_inference import check_channels
 from thousand.kernels.family import Family, Version, pick
-from thousand.kernels.layer_launch import scratch
+from thousand.kernels.layer_launch import counters, scratch
 
 OP = "batch_norm_backward"
 
@@ -70,7 +69,7 @@ def batch_norm_backward_v1(
         chunks, chunk_rows = plan_chunks(M, C, rows)
         tiles = cdiv(C, LANES)
         partial = scratch(OP, "partial", (2 * chunks * C,))
-        count = tile_counters(OP, tiles)
+        count = counters(OP, tiles)
         args = (*d_in, d_dX, grads["dgamma"], grads["dbeta"], partial, count)
         ints = (np.int32(M), np.int32(C), np.int32(chunk_rows))
         shared = 2 * 4 * block

@@ -111,3 +111,26 @@ def scratch(op: str, name: str, shape: tuple):
     view = have[:n]
     # (a 1-D shape needs no reshape, which the CPU backend refuses for empty views)
     return view if tuple(shape) == (n,) else view.reshape(shape)
+
+
+_counters: dict = {}  # (backend, op) -> uint32 counters, every one 0 between launches
+
+
+def counters(op: str, n: int):
+    """`n` device counters for `op`'s kernels whose last block to finish merges
+    the others' partial results (it knows it is last by an atomicAdd on its
+    counter, and sets the counter back to 0 before it ends)."""
+    from thousand.cuda import backend, to_device
+
+    key = (backend(), op)
+    have = _counters.get(key)
+    if have is None or have.shape[0] < n:
+        have = _counters[key] = to_device(np.zeros(n, np.uint32))
+    return have[:n]
+
+
+def forget_counters(op: str) -> None:
+    """After a launch of `op` that failed: its counters may not be back at 0."""
+    from thousand.cuda import backend
+
+    _counters.pop((backend(), op), None)
