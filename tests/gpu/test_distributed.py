@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tests import data_parallel_cases as DP
+from thousand.distributed.ring import chunk_bounds
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -73,15 +74,9 @@ def test_process_ring_sums_like_numpy_and_gloo(tmp_path, world):
         assert float(np.abs(got - ranks[0][f"gloo{size}"]).max()) / scale < 1e-6
         for r in ranks[1:]:
             assert np.array_equal(r[f"ring{size}"], got), "ranks differ"
-        chunk = max(hi - lo for lo, hi in _bounds(size, world))
+        chunk = max(hi - lo for lo, hi in chunk_bounds(size, world))
         assert all(int(r[f"sent{size}"]) <= 2 * (world - 1) * chunk for r in ranks)
         assert all(float(r[f"zeroed{size}"]) == 0.0 for r in ranks)
-
-
-def _bounds(size, world):
-    from thousand.distributed.ring import chunk_bounds
-
-    return chunk_bounds(size, world)
 
 
 def test_two_ranks_on_one_gpu_train_as_one(tmp_path):

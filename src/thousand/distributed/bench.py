@@ -29,6 +29,7 @@ import argparse
 import json
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +60,7 @@ def _all_reduce_rank(rank: int, world: int, folder: str, largest_mib: int):
     import torch
     import torch.distributed as dist
 
-    from thousand.cuda import synchronize, to_device
+    from thousand.cuda import median, time_ms, to_device
     from thousand.distributed.data_parallel import join
     from thousand.distributed.ring import ProcessRing
 
@@ -72,37 +73,27 @@ def _all_reduce_rank(rank: int, world: int, folder: str, largest_mib: int):
             data = np.random.default_rng(rank + 17 * n).standard_normal(n)
             data = data.astype(np.float32)
             lib = torch.from_numpy(data).cuda()
-            for _ in range(3):
-                dist.all_reduce(lib)
-            torch.cuda.synchronize()
-            reps = _repeat(nbytes)
-            start = time.perf_counter()
-            for _ in range(reps):
-                dist.all_reduce(lib)
-            torch.cuda.synchronize()
-            lib_s = (time.perf_counter() - start) / reps
-
             ring = ProcessRing(n, group=host)
             check = to_device(data)
-            ring.all_reduce(check)  # one call on the data, compared below
-            want = torch.from_numpy(data).cuda()
-            dist.all_reduce(want)
-            scale = max(float(want.abs().max()), 1.0)
-            err = float(np.abs(check.get() - want.cpu().numpy()).max()) / scale
-            buf = to_device(data)
-            for _ in range(2):
-                ring.all_reduce(buf)
-            synchronize()
-            start = time.perf_counter()
-            for _ in range(reps):
-                ring.all_reduce(buf)
-            synchronize()
-            ring_s = (time.perf_counter() - start) / reps
+            ring.all_reduce(check)  # one call on the data, against the library's
+            dist.all_reduce(lib)
+            scale = max(float(lib.abs().max()), 1.0)
+            err = float(np.abs(check.get() - lib.cpu().numpy()).max()) / scale
+            # both block the host until done (a collective waits for every rank),
+            # and a message is sent again and again: no L2 flush, no held start
+            timing = {"repeat": _repeat(nbytes), "flush_l2": False, "hold": False}
+            lib_ms = median(time_ms(partial(dist.all_reduce, lib), **timing))
+            ring_ms = median(time_ms(partial(ring.all_reduce, check), **timing))
             ring.close()
             rows.append(
-                {"bytes": nbytes, "library_s": lib_s, "ring_s": ring_s, "error": err}
+                {
+                    "bytes": nbytes,
+                    "library_s": lib_ms / 1e3,
+                    "ring_s": ring_ms / 1e3,
+                    "error": err,
+                }
             )
-            del lib, want, check, buf
+            del lib, check
             torch.cuda.empty_cache()
         # the slowest rank's time is the collective's
         times = torch.tensor([[r["library_s"], r["ring_s"]] for r in rows]).cuda()
@@ -140,6 +131,7 @@ def all_reduce(world: int, largest_mib: int) -> dict:
 def _gpt_rank(rank, world, folder, size, steps, batch, overlap):
     import torch.distributed as dist
 
+    from thousand.cuda import on_cpu
     from thousand.distributed.data_parallel import DataParallelTrainer, join, shard
     from thousand.models import gpt
 
@@ -158,8 +150,6 @@ def _gpt_rank(rank, world, folder, size, steps, batch, overlap):
         trainer.sync()
         times.append(time.perf_counter() - start)
         losses.append(trainer.read(loss))
-    from thousand.cuda import on_cpu
-
     # one more step, traced on rank 0 (the profiler sees GPU kernels only); every
     # rank takes it, or rank 0's all-reduces would wait for partners in vain
     lanes = None

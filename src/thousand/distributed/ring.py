@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import empty, is_device_array
+from thousand.cuda import driver, empty, is_device_array, on_cpu, synchronize
 from thousand.kernels.copy import copy
 from thousand.kernels.vector_add import vector_add
 
@@ -111,8 +111,6 @@ class ProcessRing:
     def __init__(self, size: int, group=None):
         import torch.distributed as dist
 
-        from thousand.cuda import driver, on_cpu
-
         if on_cpu():
             raise RuntimeError(
                 "ProcessRing: needs the GPU backend (ranks share memory through CUDA "
@@ -139,8 +137,6 @@ class ProcessRing:
         ]
 
     def _meet(self) -> None:
-        from thousand.cuda import synchronize
-
         synchronize()  # this rank's writes have landed in the next rank's inbox
         self.dist.barrier(group=self.group)
 

@@ -189,11 +189,10 @@ def _plain_log_ticks(fig) -> None:
 
 
 def svg(fig) -> bytes:
-    """The figure as SVG (no date: the same chart gives the same bytes), its text
-    set in FONT_STACK, and the figure closed."""
+    """The figure, laid out (`lay_out`, `legend_below`), as SVG (no date: the same
+    chart gives the same bytes), its text set in FONT_STACK, and the figure closed."""
     import matplotlib.pyplot as plt
 
-    _plain_log_ticks(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)

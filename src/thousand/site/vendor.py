@@ -107,14 +107,7 @@ def fetch(asset: Asset, npm: str) -> bytes:
         return _check(asset, path.read_bytes(), str(path))
     with tempfile.TemporaryDirectory() as tmp:
         spec = f"{asset.package}@{asset.version}"
-        done = subprocess.run(
-            [npm, "pack", spec, "--pack-destination", tmp, "--silent"],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            raise VendorError(f"npm pack {spec} failed:\n{done.stderr.strip()}")
-        (tarball,) = Path(tmp).glob("*.tgz")
+        tarball = _npm_pack(npm, spec, tmp)
         with tarfile.open(tarball) as tar:
             member = tar.extractfile(f"package/{asset.member}")
             if member is None:
@@ -125,6 +118,19 @@ def fetch(asset: Asset, npm: str) -> bytes:
     partial.write_bytes(data)
     partial.replace(path)  # a half-written file never looks cached
     return data
+
+
+def _npm_pack(npm: str, spec: str, folder: str) -> Path:
+    """`npm pack spec` into `folder`; the tarball it wrote."""
+    done = subprocess.run(
+        [npm, "pack", spec, "--pack-destination", folder, "--silent"],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise VendorError(f"npm pack {spec} failed:\n{done.stderr.strip()}")
+    (tarball,) = Path(folder).glob("*.tgz")
+    return tarball
 
 
 def package_dir(npm: str | None = None) -> Path | None:
@@ -142,14 +148,7 @@ def package_dir(npm: str | None = None) -> Path | None:
         return None
     spec = f"{asset.package}@{asset.version}"
     with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            [npm, "pack", spec, "--pack-destination", tmp, "--silent"],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            raise VendorError(f"npm pack {spec} failed:\n{done.stderr.strip()}")
-        (tarball,) = Path(tmp).glob("*.tgz")
+        tarball = _npm_pack(npm, spec, tmp)
         got = hashlib.sha256(tarball.read_bytes()).hexdigest()
         if got != MATHJAX_TARBALL_SHA256:
             raise VendorError(
