@@ -70,3 +70,13 @@ def test_wrap_keeps_punctuation_with_its_word():
     lines = charts.wrap("PyTorch 算子（x.neg_()）", 22).split("\n")
     assert lines == ["PyTorch 算子", "（x.neg_()）"]
     assert all(len(line) <= 50 for line in charts.wrap("word " * 40).split("\n"))
+
+
+def test_a_chart_drawn_twice_is_the_same_bytes(drawn):
+    """The SVG's element ids come from the chart (svg.hashsalt), not at random: a
+    build that changed no figure changes no chart file."""
+    from thousand.site import access
+
+    lang, found = drawn
+    assert access.draw("coordinates-2d", lang) == found["coordinates-2d"]
+    assert b"<image" in found["b9-wgmma"]  # pictures have ids of their own too

@@ -88,6 +88,7 @@ def rc() -> dict:
     family = ["DejaVu Sans"] + ([cjk_family()] if cjk_family() else [])
     return {
         "svg.fonttype": "none",  # text stays text: legible, searchable, any script
+        "svg.hashsalt": "thousand",  # element ids from the chart, not random
         "font.family": family,
         "font.size": 10.5,
         "axes.titlesize": 10.5,
