@@ -65,3 +65,40 @@ def check_ranks_train_as_one(folder, world: int, package: str, backend: str, tol
             scale = max(float(np.abs(p).max()), 1.0)
             err = float(np.abs(mine[0] - p).max()) / scale
             assert err < tol, f"parameter {i} (overlap={overlap}): {err:.2e}"
+
+
+def zero_rank_main(rank: int, world: int, folder: str, package: str, backend: str):
+    """One spawned rank training with ZeRO-1 (sharded AdamW moments)."""
+    import torch.distributed as dist
+
+    from thousand.cuda import use_backend
+    from thousand.distributed.data_parallel import ZeroTrainer
+
+    join(rank, world, f"file://{folder}/rendezvous", backend, gpu=package == "gpu")
+    use_backend(package)
+    try:
+        trainer = ZeroTrainer(TINY, gpt.init(TINY, seed=0))
+        losses = [
+            trainer.read(trainer.step(shard(global_batch(s), rank, world), LR))
+            for s in range(STEPS)
+        ]
+        params = [p.get() for p in trainer.model.params()]
+        np.savez(f"{folder}/zero{rank}.npz", np.array(losses), *params)
+    finally:
+        dist.destroy_process_group()
+
+
+def check_zero_trains_as_one(folder, world: int, package: str, backend: str, tol):
+    """ZeRO-1 on `world` ranks: the same losses and weights as one process."""
+    import torch.multiprocessing as mp
+
+    mp.spawn(zero_rank_main, args=(world, str(folder), package, backend), nprocs=world)
+    alone_losses, alone_params = train()
+    ranks = [np.load(f"{folder}/zero{r}.npz") for r in range(world)]
+    np.testing.assert_allclose(sum(r["arr_0"] for r in ranks), alone_losses, rtol=tol)
+    for i, p in enumerate(alone_params):
+        mine = [r[f"arr_{i + 1}"] for r in ranks]
+        for other in mine[1:]:
+            assert np.array_equal(mine[0], other), f"parameter {i} differs"
+        scale = max(float(np.abs(p).max()), 1.0)
+        assert float(np.abs(mine[0] - p).max()) / scale < tol, f"parameter {i}"

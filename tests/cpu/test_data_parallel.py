@@ -52,3 +52,12 @@ def test_buckets_leave_as_their_layers_finish_backward(tmp_path, overlap):
 def test_bucket_offsets_keep_each_gradient_on_16_bytes():
     bounds = data_parallel.bucket_bounds([15, 7, 16, 1])
     assert bounds == [(0, 15), (16, 23), (24, 40), (40, 41)]
+
+
+@pytest.mark.usefixtures("cpu_backend_checked")
+def test_zero1_trains_as_one_process(tmp_path):
+    """ZeRO-1: each rank updates only its shard of the parameters (its own shard of
+    AdamW's moments), then gathers the rest: the same losses and weights as one
+    process on the whole batch, the same weights on every rank. Three ranks put
+    shard edges inside parameters."""
+    DP.check_zero_trains_as_one(tmp_path, 3, "cpu", "gloo", tol=1e-5)

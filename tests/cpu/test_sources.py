@@ -14,8 +14,12 @@ from thousand.cuda.compiler import KERNEL_DIR
 from thousand.kernels import all_families
 
 FAMILIES = all_families()
-# The kernel families, and the timing harness's hold kernel (thousand.cuda.timing).
-CU_FILES = sorted(KERNEL_DIR.glob("*.cu")) + [KERNEL_DIR.parent / "cuda" / "hold.cu"]
+# The kernel families, the timing harness's hold kernel (thousand.cuda.timing) and
+# the several-GPU ring (thousand.distributed).
+CU_FILES = sorted(KERNEL_DIR.glob("*.cu")) + [
+    KERNEL_DIR.parent / "cuda" / "hold.cu",
+    KERNEL_DIR.parent / "distributed" / "ring.cu",
+]
 ARCHS = ["compute_90", "compute_75"]  # Hopper, and Turing as the older target
 
 

@@ -85,3 +85,53 @@ def test_two_ranks_on_one_gpu_train_as_one(tmp_path):
 
 def test_nccl_with_one_rank_trains_as_no_group(tmp_path):
     DP.check_ranks_train_as_one(tmp_path, 1, "gpu", "nccl", tol=1e-6)
+
+
+def _device_ring_rank(rank: int, world: int, folder: str):
+    import torch.distributed as dist
+
+    from thousand.cuda import to_device
+    from thousand.distributed.data_parallel import join
+    from thousand.distributed.ring import DeviceRing
+
+    join(rank, world, f"file://{folder}/rendezvous")  # NCCL: a GPU per rank
+    ring = DeviceRing(blocks=4)  # few blocks: many slots per block at these sizes
+    try:
+        out = {}
+        for size in DEVICE_RING_SIZES:
+            host = np.random.default_rng(rank * 7919 + size).standard_normal(size)
+            mine = to_device(host.astype(np.float32))
+            for _ in range(3):  # the counters carry over from call to call
+                ring.all_reduce(mine)
+            out[f"ring{size}"] = mine.get()
+        np.savez(f"{folder}/device{rank}.npz", **out)
+    finally:
+        ring.close()
+        dist.destroy_process_group()
+
+
+# 1, a ragged end, several 64 KiB slots a block, and more than a FIFO's worth
+DEVICE_RING_SIZES = [1, 1031, 2**20 + 3, 3 * 2**22 + 5]
+
+
+@pytest.mark.parametrize("world", [2, 3, 4])
+def test_device_ring_sums_like_numpy(tmp_path, world):
+    """DeviceRing (one kernel, device-side flags) on a GPU per rank: three calls
+    in a row give every rank the sum of the sum of the sum, bit for bit alike."""
+    import torch.multiprocessing as mp
+
+    if torch.cuda.device_count() < world:
+        pytest.skip(f"needs {world} GPUs, this machine has {torch.cuda.device_count()}")
+    mp.spawn(_device_ring_rank, args=(world, str(tmp_path)), nprocs=world)
+    ranks = [np.load(tmp_path / f"device{r}.npz") for r in range(world)]
+    for size in DEVICE_RING_SIZES:
+        host = [
+            np.random.default_rng(r * 7919 + size).standard_normal(size)
+            for r in range(world)
+        ]
+        want = np.sum(host, axis=0) * world**2  # three sums: x n, x n
+        got = ranks[0][f"ring{size}"]
+        scale = max(float(np.abs(want).max()), 1.0)
+        assert float(np.abs(got - want).max()) / scale < 1e-5, size
+        for r in ranks[1:]:
+            assert np.array_equal(r[f"ring{size}"], got), "ranks differ"

@@ -25,8 +25,9 @@ import os
 
 import numpy as np
 
-from thousand.cuda import empty, torch_view
+from thousand.cuda import empty, fill, torch_view
 from thousand.distributed.ring import ALIGN  # each gradient on 16 bytes, as chunks
+from thousand.kernels.adamw import adamw
 from thousand.kernels.copy import copy
 from thousand.models import gpt, transformer
 
@@ -193,6 +194,100 @@ class DataParallelTrainer(transformer.Trainer):
 
 
 # --8<-- [end:step]
+
+
+# --8<-- [start:zero]
+class ZeroTrainer(DataParallelTrainer):
+    """ZeRO stage 1 (Rajbhandari et al. 2020): the same steps as
+    DataParallelTrainer, but each rank keeps AdamW's moments for one n-th of the
+    parameters only. After backward the gradients go, flat, through a
+    reduce-scatter (rank r receives the sum of its shard only), rank r updates its
+    shard with the package's adamw kernel, and an all-gather gives every rank every
+    updated shard. Per rank it holds 2P/n floats of moments instead of 2P, plus one
+    flat buffer of P (the buckets' size) and the summed shard of P/n."""
+
+    def __init__(self, cfg, p, **adamw_settings):
+        super().__init__(cfg, p, overlap=False, **adamw_settings)
+        dist = _world()
+        self.rank = dist.get_rank() if dist else 0
+        self.n = dist.get_world_size() if dist else 1
+        params = self.model.params()
+        self.bounds = bucket_bounds([q.size for q in params])
+        per = -(-self.bounds[-1][1] // (self.n * ALIGN)) * ALIGN  # shard, aligned
+        self.lo, self.hi = self.rank * per, (self.rank + 1) * per
+        self.flat = empty((per * self.n,), np.float32)
+        self.summed = empty((per,), np.float32)
+        self.opt.m = self.opt.v = None  # the whole moments are what ZeRO drops
+        self.m = empty((per,), np.float32)
+        self.v = empty((per,), np.float32)
+        for a in (self.flat, self.m, self.v):
+            fill(a, 0.0)
+        self.buckets = []
+
+    def _segments(self):
+        """(parameter index, lo, hi): the parts of each parameter in this shard."""
+        for i, (lo, hi) in enumerate(self.bounds):
+            a, b = max(lo, self.lo), min(hi, self.hi)
+            if a < b:
+                yield i, a, b
+
+    def step(self, batch, lr: float):
+        m, (idx, targets, weights) = self.model, batch
+        total = all_reduce_sum(np.array([weights.sum(dtype=np.float64)]))[0]
+        loss = m.forward(
+            m.upload("idx", idx),
+            m.upload("targets", targets),
+            m.upload("weights", (weights / total).astype(np.float32)),
+        )
+        m.backward()
+        params, grads, flat = m.params(), m.grads(), self.flat
+        for g, (lo, hi) in zip(grads, self.bounds, strict=True):
+            copy(g.reshape(g.size), out=flat[lo:hi])
+        _reduce_scatter(flat, self.summed, self.rank, self.n)
+        for i, lo, hi in self._segments():  # our shard of the parameters, flat
+            at = lo - self.bounds[i][0]
+            copy(params[i].reshape(params[i].size)[at : at + hi - lo], out=flat[lo:hi])
+        self.opt.next_hyper(lr)
+        for i, lo, hi in self._segments():
+            mine = flat[lo:hi]
+            s = slice(lo - self.lo, hi - self.lo)
+            hyper = self.opt.hyper[len(params[i].shape) == 2]
+            state = (mine, self.m[s], self.v[s])
+            adamw(mine, self.summed[s], self.m[s], self.v[s], hyper, out=state)
+        _all_gather(flat, self.rank, self.n)
+        for q, (lo, hi) in zip(params, self.bounds, strict=True):
+            copy(flat[lo:hi], out=q.reshape(q.size))
+        return loss
+
+
+def _reduce_scatter(flat, summed, rank: int, n: int) -> None:
+    """summed = the sum over ranks of this rank's n-th of flat."""
+    dist = _world()
+    per = summed.size
+    if dist is None:
+        copy(flat[:per], out=summed)
+    elif dist.get_backend() == "nccl":
+        dist.reduce_scatter_tensor(torch_view(summed), torch_view(flat))
+    else:  # gloo has no reduce-scatter of one tensor: the same sums, more bytes
+        dist.all_reduce(torch_view(flat))
+        copy(flat[rank * per : (rank + 1) * per], out=summed)
+
+
+def _all_gather(flat, rank: int, n: int) -> None:
+    """Every rank's n-th of flat, from that rank, into everyone's flat (in place)."""
+    dist = _world()
+    if dist is None:
+        return
+    per = flat.size // n
+    whole = torch_view(flat)
+    if dist.get_backend() == "nccl":
+        dist.all_gather_into_tensor(whole, whole[rank * per : (rank + 1) * per])
+    else:
+        parts = list(whole.split(per))
+        dist.all_gather(parts, parts[rank].clone())
+
+
+# --8<-- [end:zero]
 
 
 def shard(batch, rank: int, world: int):

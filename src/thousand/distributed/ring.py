@@ -23,13 +23,24 @@ its own device and the copy a peer-to-peer transfer.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from thousand.cuda import driver, empty, is_device_array, on_cpu, synchronize
+from thousand.cuda import (
+    device_address,
+    driver,
+    empty,
+    is_device_array,
+    launch,
+    on_cpu,
+    synchronize,
+)
 from thousand.kernels.copy import copy
 from thousand.kernels.vector_add import vector_add
 
 ALIGN = 4  # floats: chunks start on 16-byte boundaries, as float4 kernels need
+RING_CU = Path(__file__).with_name("ring.cu")
 
 
 def chunk_bounds(size: int, n: int) -> list[tuple[int, int]]:
@@ -182,3 +193,106 @@ class ProcessRing:
 
 
 # --8<-- [end:process_ring]
+
+
+def _open_neighbours(handles: list, rank: int, n: int, drv) -> dict:
+    """The previous and next ranks' exported memory, mapped into this process once
+    each (with two ranks they are the same rank)."""
+    flags = drv.ipc_mem_flags.LAZY_ENABLE_PEER_ACCESS
+    return {
+        peer: drv.IPCMemoryHandle(handles[peer], flags)
+        for peer in sorted({(rank - 1) % n, (rank + 1) % n})
+    }
+
+
+# --8<-- [start:device_ring]
+class DeviceRing:
+    """The ring in one kernel a call (ring.cu, ring_all_reduce_v2): the ranks' blocks
+    wait for each other on counters in GPU memory, not on the host, and each chunk
+    moves in 64 KiB slots that are received, added and sent on in one pass, while
+    the next slot is already on its way.
+
+    Each rank allocates one region (two counters a block and the block's FIFO of
+    slots), exports it through CUDA IPC and maps its neighbours'. Every rank must
+    build its DeviceRing with the same `blocks` and then call all_reduce on buffers
+    of the same size in the same order, as with any collective. `group` is a
+    torch.distributed process group, used once to swap the IPC handles."""
+
+    SLOT, SLOTS, THREADS = 16384, 8, 512  # as RING_SLOT, RING_SLOTS, RING_THREADS
+
+    def __init__(self, group=None, blocks: int = 32):
+        import torch.distributed as dist
+
+        if (
+            not isinstance(blocks, int)
+            or isinstance(blocks, bool)
+            or not (1 <= blocks <= 1024)
+        ):
+            raise ValueError(
+                f"DeviceRing: blocks must be an int in 1..1024, got {blocks!r}"
+            )
+        if on_cpu():
+            raise RuntimeError(
+                "DeviceRing: needs the GPU backend (ranks share memory through CUDA "
+                "IPC and wait on each other inside one kernel); on the CPU backend "
+                "use ring_all_reduce on one process's buffers"
+            )
+        drv = driver()
+        self.rank, self.n = dist.get_rank(group), dist.get_world_size(group)
+        self.blocks = blocks
+        inbox_at = -(-2 * blocks * 8 // 256) * 256  # as ring.cu computes it
+        nbytes = inbox_at + blocks * self.SLOTS * self.SLOT * 4
+        self.region = drv.mem_alloc(nbytes)
+        self.state = drv.mem_alloc(16 * blocks)
+        drv.memset_d8(self.region, 0, nbytes)
+        drv.memset_d8(self.state, 0, 16 * blocks)
+        synchronize()  # zeroed before any neighbour can write into it
+        everyone: list = [None] * self.n
+        dist.all_gather_object(everyone, drv.mem_get_ipc_handle(self.region), group)
+        self._opened = _open_neighbours(everyone, self.rank, self.n, drv)
+        self.next = np.uintp(int(self._opened[(self.rank + 1) % self.n]))
+        self.prev = np.uintp(int(self._opened[(self.rank - 1) % self.n]))
+
+    def all_reduce(self, buffer):
+        """Sum every rank's `buffer` (1-D float32 device array, 16-byte aligned, the
+        same size on every rank) into each, in place."""
+        if not is_device_array(buffer) or buffer.dtype != np.float32:
+            raise ValueError(
+                "DeviceRing.all_reduce: buffer must be a float32 device array, got "
+                f"{type(buffer).__name__} of {getattr(buffer, 'dtype', None)}"
+            )
+        if buffer.ndim != 1:
+            raise ValueError(
+                f"DeviceRing.all_reduce: buffer must be 1-D, got {buffer.shape}"
+            )
+        address = device_address(buffer)
+        if address % 16:
+            raise ValueError(
+                f"DeviceRing.all_reduce: buffer must start on 16 bytes (float4 loads), "
+                f"it starts at {address:#x}"
+            )
+        if self.n == 1 or buffer.size == 0:
+            return buffer
+        launch(
+            RING_CU,
+            "ring_all_reduce_v2",
+            (self.blocks,),
+            (self.THREADS,),
+            np.uintp(address),
+            np.int64(buffer.size),
+            np.int32(self.rank),
+            np.int32(self.n),
+            self.region,
+            self.next,
+            self.prev,
+            self.state,
+        )
+        return buffer
+
+    def close(self) -> None:
+        for h in self._opened.values():
+            h.close()
+        self._opened = {}
+
+
+# --8<-- [end:device_ring]
