@@ -49,7 +49,7 @@ def test_a_schema_1_ledger_reads_as_one_run():
         "series": {"b1-cpu-vs-gpu": []},
     }
     new = L.upgrade(old)
-    assert new["schema"] == 2 and len(new["runs"]) == 1
+    assert new["schema"] == L.SCHEMA and len(new["runs"]) == 1
     run = new["runs"][0]
     assert run["date"] == "2026-11-22 05:28 UTC" and run["copy_peak_gbps"] == 3000.0
     assert run["driver_release"] == "x"

@@ -1,4 +1,4 @@
-"""What a recorded GPU result depends on, as one digest that follows behaviour, not bytes.
+"""What a recorded GPU result depends on: one digest that follows behaviour, not bytes.
 
 The ledger keeps, beside each result, a fingerprint of the code that made it; the CPU
 tests call a result stale when the fingerprint of the code as it is now differs. A
@@ -69,7 +69,7 @@ _C_TOKEN = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def c_tokens(text: str) -> tuple[str, ...]:
     """The tokens of C or CUDA source without its comments; "\\n" ends each
     preprocessor line (elsewhere a line break is only whitespace)."""
@@ -153,13 +153,13 @@ def _written(node) -> str:
     return f"{type(node).__name__}:{node!r}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tree(text: str) -> ast.Module:
     """The parsed source, parsed once (not to be changed: it is shared)."""
     return ast.parse(text)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def python_code(text: str) -> str:
     """Python source as its syntax tree without docstrings (comments vanish in
     parsing), written the same way by every Python release."""
@@ -197,7 +197,7 @@ def modules_in(src: Path) -> dict[str, Path]:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imported(text: str, package: str) -> tuple[str, ...]:
     """Module names a source imports (absolute, relative ones resolved against
     `package`; `from m import n` names both m and m.n)."""
@@ -245,7 +245,7 @@ def imports_of(text: str, package: str, known: dict, cpu: bool) -> set[str]:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def selects_cpu(text: str) -> bool:
     """Whether source runs the CPU backend itself: it imports `thousand.cpu` at
     its top level, or calls `use_backend("cpu")`."""
@@ -299,7 +299,7 @@ def closure(
     return seen
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cu_named(text: str) -> tuple[str, ...]:
     """The file names ending in .cu that Python source spells out in a string."""
     return tuple(

@@ -28,6 +28,7 @@ import ast
 import hashlib
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 from thousand.bench import fingerprint as F
@@ -236,8 +237,8 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
 
     kernels = ledger.get("kernels", {})
     for family in all_families():
-        now = _Now(lambda: family_fingerprint(family.name))
-        bytes_now = _Now(lambda: family_sha256(family.name))
+        now = _Now(partial(family_fingerprint, family.name))
+        bytes_now = _Now(partial(family_sha256, family.name))
         for v in family.versions:
             entry = kernels.get(v.kernel)
             if entry is None:
@@ -261,8 +262,8 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         if entry is None:
             stale("snippets", key, f"snippets/{key}: never run on this GPU")
             continue
-        now = _Now(lambda: snippet_fingerprint(path))
-        if _changed(entry, "sha256", now, _Now(lambda: snippet_sha256(path))):
+        now = _Now(partial(snippet_fingerprint, path))
+        if _changed(entry, "sha256", now, _Now(partial(snippet_sha256, path))):
             stale("snippets", key, f"snippets/{key}: changed since the GPU run")
         out = ROOT / entry["output"]
         if not out.exists() or sha256_of(out) != entry["output_sha256"]:
@@ -275,7 +276,7 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         if entry is None:
             stale("experiments", name, f"experiment {name}: never run on this GPU")
             continue
-        now = _Now(lambda: experiment_fingerprint(experiment))
+        now = _Now(partial(experiment_fingerprint, experiment))
         if _changed(entry, "sha256", now, _Now(experiment.sha256)):
             what = f"experiment {name}: changed since the GPU run"
             stale("experiments", name, what)
@@ -286,8 +287,9 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         if entry is None:
             stale("notebooks", key, f"{key}: never run on this GPU")
             continue
-        now = _Now(lambda: notebook_fingerprint(path))
-        if _changed(entry, "sha256", now, _Now(lambda: notebook_source_sha256(path))):
+        now = _Now(partial(notebook_fingerprint, path))
+        cells = _Now(partial(notebook_source_sha256, path))
+        if _changed(entry, "sha256", now, cells):
             stale("notebooks", key, f"{key}: cells changed since the GPU run")
         elif not _outputs_match(entry, path):
             stale("notebooks", key, f"{key}: outputs are not what the GPU run wrote")
@@ -295,6 +297,7 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
 
 
 # -- what a stale-only run must redo ------------------------------------------------
+
 
 def _module_file(name: str) -> Path | None:
     """The file of a `thousand.*` module (a package's __init__.py), or None."""
@@ -410,63 +413,53 @@ def migrate(ledger: dict) -> dict[str, list[str]]:
 
     done: dict[str, list[str]] = {"fingerprinted": [], "left": []}
 
-    def give(section: str, key: str, entry: dict, matches, extra) -> None:
-        if "fingerprint" in entry:
-            return
-        if matches():
-            entry.update(extra())
-            done["fingerprinted"].append(f"{section}/{key}")
-        else:
-            done["left"].append(f"{section}/{key}")
+    def todo(section: str) -> list[tuple[str, dict]]:
+        return [
+            (key, entry)
+            for key, entry in ledger.get(section, {}).items()
+            if "fingerprint" not in entry
+        ]
 
-    families: dict[str, tuple[str, str] | None] = {}
-    for name, entry in ledger.get("kernels", {}).items():
+    def give(section: str, key: str, entry: dict, fields: dict | None) -> None:
+        if fields is None:
+            done["left"].append(f"{section}/{key}")
+        else:
+            entry.update(fields)
+            done["fingerprinted"].append(f"{section}/{key}")
+
+    now: dict[str, tuple[str, str] | None] = {}
+    for name, entry in todo("kernels"):
         family = entry["family"]
-        if family not in families:
-            cu = KERNEL_DIR / f"{family}.cu"
-            both = (family_sha256(family), family_fingerprint(family))
-            families[family] = both if cu.exists() else None
-        now = families[family]
-        give(
-            "kernels",
-            name,
-            entry,
-            lambda: now is not None and entry["source_sha256"] == now[0],
-            lambda: {"fingerprint": now[1]},
-        )
-    for key, entry in ledger.get("snippets", {}).items():
+        if family not in now:
+            found = (KERNEL_DIR / f"{family}.cu").exists()
+            now[family] = (
+                (family_sha256(family), family_fingerprint(family)) if found else None
+            )
+        match = now[family] is not None and entry["source_sha256"] == now[family][0]
+        give("kernels", name, entry, {"fingerprint": now[family][1]} if match else None)
+    for key, entry in todo("snippets"):
         path = SNIPPETS_DIR / key
-        give(
-            "snippets",
-            key,
-            entry,
-            lambda: path.exists() and entry["sha256"] == snippet_sha256(path),
-            lambda: {"fingerprint": snippet_fingerprint(path)},
-        )
+        match = path.exists() and entry["sha256"] == snippet_sha256(path)
+        fields = {"fingerprint": snippet_fingerprint(path)} if match else None
+        give("snippets", key, entry, fields)
     experiments = {e.name: e for e in all_experiments()}
-    for key, entry in ledger.get("experiments", {}).items():
+    for key, entry in todo("experiments"):
         e = experiments.get(key)
-        give(
-            "experiments",
-            key,
-            entry,
-            lambda: e is not None and entry["sha256"] == e.sha256(),
-            lambda: {"fingerprint": experiment_fingerprint(e)},
-        )
-    for key, entry in ledger.get("notebooks", {}).items():
+        match = e is not None and entry["sha256"] == e.sha256()
+        fields = {"fingerprint": experiment_fingerprint(e)} if match else None
+        give("experiments", key, entry, fields)
+    for key, entry in todo("notebooks"):
         path = ROOT / key
-        give(
-            "notebooks",
-            key,
-            entry,
-            lambda: path.exists()
+        match = (
+            path.exists()
             and entry["sha256"] == notebook_source_sha256(path)
-            and entry["output_sha256"] == sha256_of(path),
-            lambda: {
-                "fingerprint": notebook_fingerprint(path),
-                "outputs_sha256": notebook_outputs_sha256(path),
-            },
+            and entry["output_sha256"] == sha256_of(path)
         )
+        fields = {
+            "fingerprint": notebook_fingerprint(path),
+            "outputs_sha256": notebook_outputs_sha256(path),
+        }
+        give("notebooks", key, entry, fields if match else None)
     ledger["schema"] = SCHEMA
     return done
 
