@@ -213,6 +213,9 @@ def test_cuda_tokens_drop_comments_but_not_strings_or_directive_ends():
     assert a == b
     assert "\n" in a  # the #define ends where its line does
     assert F.c_tokens("a - -b") != F.c_tokens("a--b")
+    # a comment is a space: the macro goes on after one that spans lines
+    assert F.c_tokens("#define X 1 /* a\n */ + 2\n") == F.c_tokens("#define X 1 + 2")
+    assert F.c_tokens("#define X 1\n+ 2") != F.c_tokens("#define X 1 + 2")
     assert F.c_tokens("x = 1.5e-3f;") == ("x", "=", "1.5e-3f", ";")
 
 

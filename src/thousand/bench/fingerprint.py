@@ -85,12 +85,7 @@ def c_tokens(text: str) -> tuple[str, ...]:
             at_line_start = True
             continue
         if kind in ("space", "comment"):
-            # a block comment across lines still ends a preprocessor line
-            if kind == "comment" and "\n" in tok:
-                if directive:
-                    out.append("\n")
-                    directive = False
-                at_line_start = True
+            # a comment is a space, even one across lines: it ends no directive
             continue
         if at_line_start and tok == "#":
             directive = True
@@ -108,11 +103,12 @@ def c_code(path: Path, _open: tuple[Path, ...] = ()) -> str:
     out: list[str] = []
     i = 0
     while i < len(tokens):
-        if tokens[i : i + 2] == ("#", "include") and tokens[i + 2].startswith('"'):
-            header = path.parent / tokens[i + 2][1:-1]
+        name = tokens[i + 2] if i + 2 < len(tokens) else ""
+        if tokens[i : i + 2] == ("#", "include") and name.startswith('"'):
+            header = path.parent / name[1:-1]
             if header.exists() and header.resolve() not in _open:
                 out.append(c_code(header, (*_open, path.resolve())))
-                i += 4  # '#', 'include', '"name"', '\n'
+                i = tokens.index("\n", i) + 1  # the rest of the #include line
                 continue
         out.append(tokens[i])
         i += 1
