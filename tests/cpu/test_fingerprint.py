@@ -225,6 +225,12 @@ def test_python_code_drops_docstrings_and_comments_only():
     assert F.python_code(one) == F.python_code(two)
     assert F.python_code(two) != F.python_code("def f(x):\n    return 3 * x\n")
     assert F.python_code("x = 'text'") != F.python_code("x = 'other'")
+    # an f-string is its parts, however a Python release splits its text
+    joined = F.python_code("s = f'a{x}b'")
+    assert (
+        joined == F.python_code("s = f'a{x}' 'b'") == F.python_code("s = f'a{x}' f'b'")
+    )
+    assert joined != F.python_code("s = f'a{x}c'")
     # no field that one Python release shows and another leaves out
     assert "type_params" not in F.python_code("class A:\n    pass\n")
 

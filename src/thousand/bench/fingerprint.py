@@ -19,7 +19,8 @@ headers not read: those belong to the toolkit, which each run records (`nvcc`).
 Python is fingerprinted as its syntax tree with docstrings removed (comments do not
 reach the tree). The tree is written out here field by field, leaving out fields that
 are empty or None, rather than with `ast.dump`, whose text changes between Python
-releases (3.12 added `type_params`, 3.13 stopped showing empty fields). A Python file
+releases (3.12 added `type_params`, 3.13 stopped showing empty fields), and an
+f-string's text parts joined (3.12.1 adds an empty one to some). A Python file
 counts with every `thousand.*` module it imports, transitively (relative imports and
 imports inside functions too, and the packages above each module, whose
 `__init__.py` runs on import), each by the same rule, and with the CUDA C a module
@@ -134,8 +135,25 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
+def _joined(values: list) -> list:
+    """An f-string's parts with adjacent text joined and empty text dropped (Python
+    3.12.1 parses some f-strings with an empty part that 3.11 and 3.13 do not)."""
+    parts: list = []
+    for v in values:
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            if parts and isinstance(parts[-1], ast.Constant):
+                parts[-1] = ast.Constant(value=parts[-1].value + v.value)
+                continue
+            if not v.value:
+                continue
+        parts.append(v)
+    return parts
+
+
 def _written(node) -> str:
     """A syntax tree as text: node types and non-empty fields, no positions."""
+    if isinstance(node, ast.JoinedStr):
+        node = ast.JoinedStr(values=_joined(node.values))
     if isinstance(node, ast.AST):
         fields = []
         for name in node._fields:
