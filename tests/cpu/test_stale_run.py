@@ -19,18 +19,21 @@ RECORDED = "nvidia-h200"
 
 @pytest.fixture
 def recorded() -> dict:
-    """The recorded ledger, its hashes set to the sources as they are now: a ledger
-    with nothing stale, whatever the working tree holds."""
+    """The recorded ledger, its hashes and fingerprints set to the sources as they
+    are now: a ledger with nothing stale, whatever the working tree holds."""
     ledger = L.load(RECORDED)
     for k in ledger["kernels"].values():
         k["source_sha256"] = L.family_sha256(k["family"])
+        k["fingerprint"] = L.family_fingerprint(k["family"])
         k["check"]["passed"] = True
     from thousand.experiments import by_name
 
     for name, e in ledger["experiments"].items():
         e["sha256"] = by_name(name).sha256()
+        e["fingerprint"] = L.experiment_fingerprint(by_name(name))
     for name, e in ledger["snippets"].items():
         e["sha256"] = L.snippet_sha256(L.SNIPPETS_DIR / name)
+        e["fingerprint"] = L.snippet_fingerprint(L.SNIPPETS_DIR / name)
     return ledger
 
 
@@ -46,20 +49,24 @@ def test_a_schema_1_ledger_reads_as_one_run():
         "series": {"b1-cpu-vs-gpu": []},
     }
     new = L.upgrade(old)
-    assert new["schema"] == 2 and len(new["runs"]) == 1
+    assert new["schema"] == L.SCHEMA and len(new["runs"]) == 1
     run = new["runs"][0]
     assert run["date"] == "2026-11-22 05:28 UTC" and run["copy_peak_gbps"] == 3000.0
     assert run["driver_release"] == "x"
     assert new["kernels"]["copy_v1"]["run"] == new["snippets"]["a.py"]["run"] == 0
     assert new["series_runs"] == {"b1-cpu-vs-gpu": 0}
-    assert L.upgrade(new) is new  # schema 2 is read as it is
+    assert new["schema"] == L.SCHEMA
+    assert L.upgrade(new) is new  # the current schema is read as it is
+    # schema 2 as schema 3: the same entries, judged by their bytes
+    two = {**new, "schema": 2}
+    assert L.upgrade(two) == new
 
 
 def _with_changed_family(ledger: dict, family: str) -> dict:
     changed = copy.deepcopy(ledger)
     for entry in changed["kernels"].values():
         if entry["family"] == family:
-            entry["source_sha256"] = "0" * 64
+            entry["source_sha256"] = entry["fingerprint"] = "0" * 64
     return changed
 
 
@@ -188,6 +195,7 @@ def test_a_merge_keeps_each_entry_with_the_run_that_measured_it(
             # against this run's copy kernel (the recorded copy, halved too)
             assert k["pct_of_copy"] == pytest.approx(100 * before["gbps"] / max(copies))
             assert k["source_sha256"] == L.family_sha256(k["family"])
+            assert k["fingerprint"] == L.family_fingerprint(k["family"])
         else:
             # untouched: its figures and ratios as recorded, its run renumbered
             assert {**k, "run": 0} == {**before, "run": 0}

@@ -183,6 +183,8 @@ def kernel_entries(bench: dict, checks: dict, run: int) -> tuple[dict, float]:
     }
     torch_ms, pycuda_ms = medians("torch"), medians("pycuda")
     families = {f.name: f for f in all_families()}
+    timed = {b["extra_info"]["family"] for b in by_kind.get("kernel", [])}
+    fingerprints = {name: L.family_fingerprint(name) for name in timed}
     kernels = {}
     for b in by_kind.get("kernel", []):
         e = b["extra_info"]
@@ -195,6 +197,7 @@ def kernel_entries(bench: dict, checks: dict, run: int) -> tuple[dict, float]:
             "version": v.number,
             "teaches": v.teaches,
             "source_sha256": L.family_sha256(f.name),
+            "fingerprint": fingerprints[f.name],
             "check": {**checks[v.kernel], "tolerance": tolerance(f, v)},
             "size": list(size),
             "block": str(v.default_block),
@@ -252,6 +255,7 @@ def recorded_entries(
         shutil.copyfile(record_dir / f"{path.stem}.txt", target)
         found["snippets"][path.name] = {
             "sha256": L.snippet_sha256(path),
+            "fingerprint": L.snippet_fingerprint(path),
             "output": str(target.relative_to(L.ROOT)),
             "output_sha256": L.sha256_of(target),
             "run": run,
@@ -266,7 +270,9 @@ def recorded_entries(
         shutil.copyfile(record_dir / "notebooks" / key, path)
         found["notebooks"][key] = {
             "sha256": L.notebook_source_sha256(path),
+            "fingerprint": L.notebook_fingerprint(path),
             "output_sha256": L.sha256_of(path),
+            "outputs_sha256": L.notebook_outputs_sha256(path),
             "run": run,
         }
     for e in all_experiments():
@@ -277,6 +283,7 @@ def recorded_entries(
         recorded = record_dir / "experiments" / f"{e.name}.json"
         found["experiments"][e.name] = {
             "sha256": e.sha256(),
+            "fingerprint": L.experiment_fingerprint(e),
             "result": json.loads(recorded.read_text()),
             "run": run,
         }

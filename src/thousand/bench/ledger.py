@@ -1,9 +1,12 @@
 """The results ledger: one JSON file per GPU model, written only by the GPU run.
 
 It records, for the device it ran on, every kernel version's check and timing and
-every snippet's output, each with the sha256 of the source it came from. The CPU
-tests compare those hashes with the files as they are now, so a kernel changed
-after the last GPU run fails CI until the GPU run is redone.
+every snippet's output, each with the fingerprint of the code it came from
+(`thousand.bench.fingerprint`: CUDA C as tokens without comments, Python as its
+syntax tree without docstrings, with the package modules it imports). The CPU tests
+compare those fingerprints with the files as they are now, so code that runs
+differently after the last GPU run fails CI until the GPU run is redone, while a
+comment or a snippet marker does not.
 
 Schema 2: a ledger may gather several runs on the same GPU model. `runs` lists them
 (date, commit, command, the GPU's UUID, software versions, the copy kernel's
@@ -11,6 +14,12 @@ bandwidth in that run) and every entry names the run that measured it (`"run": i
 A stale-only run (`python -m thousand.bench --stale`) re-measures what changed, with
 the copy kernel and the library baselines beside it, so every ratio in an entry
 comes from one run on one GPU. `run` and `device` describe the latest run.
+
+Schema 3: an entry may carry `fingerprint` (and a notebook `outputs_sha256`, the
+hash of its code cells' outputs) beside the sha256 of its files' bytes. Where it
+does, freshness is judged by the fingerprint; where it does not, by the bytes, as
+in schema 2. `python -m thousand.bench.ledger migrate` gives a fingerprint to each
+entry whose bytes still match, so that it is provably the run of this very code.
 """
 
 from __future__ import annotations
@@ -19,15 +28,19 @@ import ast
 import hashlib
 import json
 import re
+from functools import partial
 from pathlib import Path
+
+from thousand.bench import fingerprint as F
 
 ROOT = Path(__file__).resolve().parents[3]
 RESULTS_DIR = ROOT / "docs" / "assets" / "results"
 OUTPUTS_DIR = ROOT / "docs" / "assets" / "outputs"
 SNIPPETS_DIR = ROOT / "snippets"
 DOCS_DIR = ROOT / "docs"
+SRC = ROOT / "src"
 KERNEL_DIR = ROOT / "src" / "thousand" / "kernels"
-SCHEMA = 2
+SCHEMA = 3
 # What a run records about the software it ran with (the hardware is the ledger's).
 SOFTWARE = (
     "driver_release",
@@ -60,14 +73,33 @@ def family_sha256(family: str) -> str:
     return sha256_of(*family_sources(family))
 
 
+def family_fingerprint(family: str) -> str:
+    """The family's sources by behaviour, with the package code its launcher uses."""
+    return F.fingerprint(family_sources(family), SRC)
+
+
 def snippets() -> list[Path]:
     return sorted(SNIPPETS_DIR.glob("*.py"))
 
 
-def snippet_sha256(path: Path) -> str:
+def snippet_sources(path: Path) -> list[Path]:
     """The snippet, and the .cu file of the same name beside it if it has one."""
     cu = path.with_suffix(".cu")
-    return sha256_of(path, *([cu] if cu.exists() else []))
+    return [path, *([cu] if cu.exists() else [])]
+
+
+def snippet_sha256(path: Path) -> str:
+    return sha256_of(*snippet_sources(path))
+
+
+def snippet_fingerprint(path: Path) -> str:
+    return F.fingerprint(snippet_sources(path), SRC)
+
+
+def experiment_fingerprint(experiment) -> str:
+    """An experiment's module, its families' sources and its files, by behaviour,
+    with the package code they import."""
+    return F.fingerprint(experiment.sources(), SRC)
 
 
 def notebooks() -> list[Path]:
@@ -81,6 +113,24 @@ def notebook_source_sha256(path: Path) -> str:
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
         h.update(cell["cell_type"].encode() + b"\0" + _cell_text(cell).encode() + b"\0")
     return h.hexdigest()
+
+
+def notebook_fingerprint(path: Path) -> str:
+    """The code cells by behaviour, with the package code they import. Markdown
+    cells are left out: they do not run, and what the ledger records of a notebook
+    (the fingerprint and `outputs_sha256`) is the code and what it printed."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = tuple(_cell_text(c) for c in cells if c["cell_type"] == "code")
+    return F.fingerprint([], SRC, cells=code)
+
+
+def notebook_outputs_sha256(path: Path) -> str:
+    """What the code cells printed, as the GPU run wrote it (not the cells' text,
+    nor the Markdown around them)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    outputs = [c.get("outputs", []) for c in cells if c["cell_type"] == "code"]
+    text = json.dumps(outputs, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _cell_text(cell: dict) -> str:
@@ -106,8 +156,15 @@ def load(path_or_slug) -> dict:
 
 
 def upgrade(ledger: dict) -> dict:
-    """A schema-1 ledger (one run measured everything) read as schema 2."""
-    if ledger.get("schema", 1) >= 2 or "run" not in ledger:
+    """An older ledger read as schema 3: schema 1 (one run measured everything) as
+    its one run; schema 2 as it is, its entries judged by their bytes (none has a
+    fingerprint until `migrate` gives it one)."""
+    schema = ledger.get("schema", 1)
+    if schema >= SCHEMA:
+        return ledger
+    if schema == 2:
+        return {**ledger, "schema": SCHEMA}
+    if "run" not in ledger:
         return ledger
     d = ledger.get("device", {})
     run = {**ledger["run"], **{k: d.get(k) for k in SOFTWARE}}
@@ -133,6 +190,34 @@ def write(ledger: dict) -> Path:
     return path
 
 
+class _Now:
+    """A digest of the files as they are now, computed once and only if asked."""
+
+    def __init__(self, compute):
+        self.compute, self.value = compute, None
+
+    def __call__(self) -> str:
+        if self.value is None:
+            self.value = self.compute()
+        return self.value
+
+
+def _changed(entry: dict, byte_key: str, now: _Now, bytes_now: _Now) -> bool:
+    """Whether an entry's code changed: by its fingerprint where it has one, else
+    (an entry not yet migrated) by the sha256 of the files' bytes."""
+    if "fingerprint" in entry:
+        return entry["fingerprint"] != now()
+    return entry[byte_key] != bytes_now()
+
+
+def _outputs_match(entry: dict, path: Path) -> bool:
+    """A notebook's outputs are what the GPU run wrote: its code cells' outputs
+    where the entry records them, else the whole file's bytes."""
+    if "outputs_sha256" in entry:
+        return entry["outputs_sha256"] == notebook_outputs_sha256(path)
+    return entry["output_sha256"] == sha256_of(path)
+
+
 def stale_entries(ledger: dict) -> list[str]:
     """What in the repository no longer matches this ledger (empty when fresh)."""
     return [problem for _, _, problem in stale_subjects(ledger)]
@@ -152,12 +237,13 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
 
     kernels = ledger.get("kernels", {})
     for family in all_families():
-        digest = family_sha256(family.name)
+        now = _Now(partial(family_fingerprint, family.name))
+        bytes_now = _Now(partial(family_sha256, family.name))
         for v in family.versions:
             entry = kernels.get(v.kernel)
             if entry is None:
                 stale("kernels", family.name, f"{v.kernel}: never run on this GPU")
-            elif entry["source_sha256"] != digest:
+            elif _changed(entry, "source_sha256", now, bytes_now):
                 stale(
                     "kernels",
                     family.name,
@@ -176,7 +262,8 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         if entry is None:
             stale("snippets", key, f"snippets/{key}: never run on this GPU")
             continue
-        if entry["sha256"] != snippet_sha256(path):
+        now = _Now(partial(snippet_fingerprint, path))
+        if _changed(entry, "sha256", now, _Now(partial(snippet_sha256, path))):
             stale("snippets", key, f"snippets/{key}: changed since the GPU run")
         out = ROOT / entry["output"]
         if not out.exists() or sha256_of(out) != entry["output_sha256"]:
@@ -188,7 +275,9 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         entry = recorded.get(name)
         if entry is None:
             stale("experiments", name, f"experiment {name}: never run on this GPU")
-        elif entry["sha256"] != experiment.sha256():
+            continue
+        now = _Now(partial(experiment_fingerprint, experiment))
+        if _changed(entry, "sha256", now, _Now(experiment.sha256)):
             what = f"experiment {name}: changed since the GPU run"
             stale("experiments", name, what)
     recorded = ledger.get("notebooks", {})
@@ -197,16 +286,17 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         entry = recorded.get(key)
         if entry is None:
             stale("notebooks", key, f"{key}: never run on this GPU")
-        elif entry["sha256"] != notebook_source_sha256(path):
+            continue
+        now = _Now(partial(notebook_fingerprint, path))
+        cells = _Now(partial(notebook_source_sha256, path))
+        if _changed(entry, "sha256", now, cells):
             stale("notebooks", key, f"{key}: cells changed since the GPU run")
-        elif entry["output_sha256"] != sha256_of(path):
+        elif not _outputs_match(entry, path):
             stale("notebooks", key, f"{key}: outputs are not what the GPU run wrote")
     return problems
 
 
 # -- what a stale-only run must redo ------------------------------------------------
-
-SRC = ROOT / "src"
 
 
 def _module_file(name: str) -> Path | None:
@@ -308,3 +398,104 @@ def redo_plan(ledger: dict | None, extra: set[str] = frozenset()) -> dict[str, s
         if families_used([], notebook_code(path)) & stale:
             plan["notebooks"].add(path.relative_to(ROOT).as_posix())
     return plan
+
+
+# -- from byte hashes to fingerprints -----------------------------------------------
+
+
+def migrate(ledger: dict) -> dict[str, list[str]]:
+    """Give a fingerprint to every entry whose sha256 still matches the files'
+    bytes (the recorded result is of exactly this code); an entry that does not
+    match is left as it is, stale. Changes `ledger` in place, nothing but
+    `fingerprint`, `outputs_sha256` and `schema`; returns the keys given a
+    fingerprint and the keys left without one, by section."""
+    from thousand.experiments import all_experiments
+
+    done: dict[str, list[str]] = {"fingerprinted": [], "left": []}
+
+    def todo(section: str) -> list[tuple[str, dict]]:
+        return [
+            (key, entry)
+            for key, entry in ledger.get(section, {}).items()
+            if "fingerprint" not in entry
+        ]
+
+    def give(section: str, key: str, entry: dict, fields: dict | None) -> None:
+        if fields is None:
+            done["left"].append(f"{section}/{key}")
+        else:
+            entry.update(fields)
+            done["fingerprinted"].append(f"{section}/{key}")
+
+    now: dict[str, tuple[str, str] | None] = {}
+    for name, entry in todo("kernels"):
+        family = entry["family"]
+        if family not in now:
+            found = (KERNEL_DIR / f"{family}.cu").exists()
+            now[family] = (
+                (family_sha256(family), family_fingerprint(family)) if found else None
+            )
+        match = now[family] is not None and entry["source_sha256"] == now[family][0]
+        give("kernels", name, entry, {"fingerprint": now[family][1]} if match else None)
+    for key, entry in todo("snippets"):
+        path = SNIPPETS_DIR / key
+        match = path.exists() and entry["sha256"] == snippet_sha256(path)
+        fields = {"fingerprint": snippet_fingerprint(path)} if match else None
+        give("snippets", key, entry, fields)
+    experiments = {e.name: e for e in all_experiments()}
+    for key, entry in todo("experiments"):
+        e = experiments.get(key)
+        match = e is not None and entry["sha256"] == e.sha256()
+        fields = {"fingerprint": experiment_fingerprint(e)} if match else None
+        give("experiments", key, entry, fields)
+    for key, entry in todo("notebooks"):
+        path = ROOT / key
+        match = (
+            path.exists()
+            and entry["sha256"] == notebook_source_sha256(path)
+            and entry["output_sha256"] == sha256_of(path)
+        )
+        fields = {
+            "fingerprint": notebook_fingerprint(path),
+            "outputs_sha256": notebook_outputs_sha256(path),
+        }
+        give("notebooks", key, entry, fields if match else None)
+    ledger["schema"] = SCHEMA
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m thousand.bench.ledger",
+        description="The results ledger's upkeep on the CPU.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    m = sub.add_parser(
+        "migrate",
+        help="give each entry whose sources' bytes still match a fingerprint "
+        "(schema 3); entries that do not match stay stale",
+    )
+    m.add_argument("ledgers", nargs="*", type=Path, help="default: every ledger")
+    args = parser.parse_args(argv)
+    for path in args.ledgers or ledger_files():
+        ledger = load(path)
+        before = len(stale_entries(ledger))
+        done = migrate(ledger)
+        path.write_text(
+            json.dumps(ledger, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        )
+        print(
+            f"{path.name}: {len(done['fingerprinted'])} entries fingerprinted, "
+            f"{len(done['left'])} left as they were (their bytes do not match); "
+            f"stale problems before {before}, after "
+            f"{len(stale_entries(ledger))}"
+        )
+        for key in done["left"]:
+            print(f"  left: {key}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
