@@ -1,6 +1,7 @@
 """MkDocs hooks (mkdocs.yml: hooks): render results directives from the ledger,
 access pictures from the CPU backend's traces and the learning paths' lists, add the
-SVGs they draw to the site as generated files, and count reading time in Chinese."""
+SVGs they draw to the site as generated files, count reading time in Chinese, and
+fail the Chinese build on a spelling the glossary avoids."""
 
 import html
 import re
@@ -178,10 +179,23 @@ def uri_is_post(uri: str) -> bool:
 
 
 def on_pre_build(config):
+    check_terms(config)
     # after every on_config: the search plugin has made its index by now
     search_plugin = config.plugins.get("material/search")
     if search_plugin is not None and search_plugin.config.enabled:
         search.index_code_as_text(search_plugin.search_index)
+
+
+def check_terms(config) -> None:
+    """Fail the Chinese build on a spelling docs/glossary.yml avoids, naming each
+    file, line, variant and the term to write (every build runs this: `build`,
+    and each rebuild of `serve`)."""
+    if config.theme["language"] != "zh":
+        return
+    try:
+        glossary.check(Path(config.docs_dir))
+    except glossary.GlossaryError as e:
+        raise PluginError(str(e)) from e
 
 
 def on_files(files, config):

@@ -167,7 +167,7 @@ TEXT = {
                 "一个线程算一个神经元：读 W 的行时访存不合并"
             ),
             "one warp per neuron: coalesced, warp-shuffle sum": (
-                "一个线程束算一个神经元：访存合并，线程束洗牌求和"
+                "一个线程束算一个神经元：合并访问，线程束洗牌求和"
             ),
             "a __device__ function called from a kernel": (
                 "在核函数里调用 __device__ 函数"
@@ -211,7 +211,7 @@ TEXT = {
                 "朴素版，x 沿 C 的行方向排：访存不合并"
             ),
             "naive, x along the columns of C: coalesced": (
-                "朴素版，x 沿 C 的列方向排：访存合并"
+                "朴素版，x 沿 C 的列方向排：合并访问"
             ),
             "32 x 32 shared-memory tiles": "32 × 32 共享内存分块",
             "1-D register blocking: 8 outputs per thread": (
@@ -273,10 +273,10 @@ TEXT = {
                 "每行一个线程，行主序：相邻线程隔着一整行，访存不合并"
             ),
             "one thread per row, column-major: neighbours adjacent, coalesced": (
-                "每行一个线程，列主序：相邻线程读相邻地址，访存合并"
+                "每行一个线程，列主序：相邻线程读相邻地址，合并访问"
             ),
             "one warp per row, row-major: coalesced, warp-shuffle sum": (
-                "每行一个线程束，行主序：访存合并，线程束洗牌求和"
+                "每行一个线程束，行主序：合并访问，线程束洗牌求和"
             ),
             # track A's layer kernels
             "one thread per input: a weighted sum, then all or nothing": (
@@ -307,7 +307,7 @@ TEXT = {
                 "由输出算 tanh 的梯度，每个线程一个元素"
             ),
             "one thread per column, walking down it: coalesced rows": (
-                "每个线程负责一列，自上而下累加：按行读取是合并访存"
+                "每个线程负责一列，自上而下累加：按行读取是合并访问"
             ),
             "one thread per parameter": "每个线程更新一个参数",
             "one thread per row: max, sum of exponentials, then loss and gradient": (
@@ -329,7 +329,7 @@ TEXT = {
                 "直接法：每个线程负责一个权重，循环遍历所有输出像素"
             ),
             "transposed patches, then the GEMM sums over the pixels": (
-                "先写出转置的图块矩阵，再由 GEMM 对所有像素求和"
+                "先写出转置的展开矩阵，再由 GEMM 对所有像素求和"
             ),
             "one thread per output: the mean of a 2 x 2 window": (
                 "每个线程算一个输出：2 × 2 窗口的平均值"
