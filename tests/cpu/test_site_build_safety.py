@@ -4,6 +4,8 @@ target as it was. MkDocs is replaced by a stand-in where the point is the folder
 (the real two-language build takes a minute; conftest's built_site is the one)."""
 
 import os
+import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -13,6 +15,7 @@ import pytest
 
 from thousand.bench.ledger import ROOT
 from thousand.site import __main__ as S
+from thousand.site import sources
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -317,3 +320,116 @@ def test_the_site_folder_is_readable_by_a_web_server(
     finally:
         os.umask(old)
     assert stat.S_IMODE(target.stat().st_mode) == mode
+
+
+# A post MkDocs (or Material's blog) would stop on with a Python traceback, or a
+# strict build would let through, is named in one line before anything is built.
+
+# The working tree as a fresh clone holds it (test_scaffold copies it the same way).
+LEFT_OUT = {".git", ".venv", ".gpu", ".cache", "site", "build", "dist"}
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """The repository, copied: the command runs from the copy's root."""
+    junk = shutil.ignore_patterns(
+        "__pycache__", "*.egg-info", "node_modules", ".pytest_cache", ".ruff_cache"
+    )
+
+    def skip(folder: str, names: list[str]) -> set[str]:
+        top = LEFT_OUT if Path(folder) == ROOT else set()
+        return junk(folder, names) | (top & set(names))
+
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT, root, ignore=skip)
+    return root
+
+
+def build_copy(root: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "thousand.site", "build", "--site-dir", "out"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def stopped_plainly(root: Path, *words: str) -> str:
+    done = build_copy(root)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-4000:]
+    assert "Traceback" not in done.stderr, done.stderr[-4000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr[-4000:]
+    for word in words:
+        assert word in lines[0], lines[0]
+    assert "mkdocs" not in done.stdout  # stopped before MkDocs started
+    assert not (root / "out").exists()
+    return lines[0]
+
+
+POST = "blog/posts/why-gpu.md"
+
+
+def test_malformed_front_matter_is_named_with_its_line(repo):
+    post = repo / "docs" / "en" / POST
+    text = post.read_text(encoding="utf-8")
+    post.write_text(text.replace("tags: [CUDA, GPU,", "tags: [CUDA: GPU: x,", 1))
+    line = 1 + text.splitlines().index(
+        next(t for t in text.splitlines() if t.startswith("tags:"))
+    )
+    stopped_plainly(repo, f"docs/en/{POST}:{line}", "front matter", "YAML")
+
+
+def test_a_post_that_is_not_utf8_is_named_with_its_line(repo):
+    post = repo / "docs" / "zh" / POST
+    lines = post.read_bytes().split(b"\n")
+    lines[12] = lines[12][:30] + b"\xb8\xf6" + lines[12][30:]  # GBK in UTF-8
+    post.write_bytes(b"\n".join(lines))
+    stopped_plainly(repo, f"docs/zh/{POST}:13", "UTF-8")
+
+
+def test_a_missing_snippet_section_is_named_with_its_line(repo):
+    post = repo / "docs" / "en" / POST
+    text = post.read_text(encoding="utf-8")
+    include = '--8<-- "src/thousand/kernels/vector_add.cu:vector-add-v2"'
+    line = 1 + text.splitlines().index(include)
+    post.write_text(text.replace(include, include.replace("-v2", "-v9")))
+    stopped_plainly(
+        repo,
+        f"docs/en/{POST}:{line}",
+        "vector-add-v9",
+        "src/thousand/kernels/vector_add.cu",
+    )
+
+
+def test_a_missing_snippet_file_is_named_with_its_line(repo):
+    post = repo / "docs" / "zh" / POST
+    text = post.read_text(encoding="utf-8")
+    include = '--8<-- "src/thousand/kernels/vector_add.cu:vector-add-v2"'
+    line = 1 + text.splitlines().index(include)
+    post.write_text(text.replace(include, include.replace("vector_add.cu", "nope.cu")))
+    stopped_plainly(repo, f"docs/zh/{POST}:{line}", "src/thousand/kernels/nope.cu")
+
+
+def test_two_posts_with_one_slug_are_both_named(repo):
+    posts = repo / "docs" / "en" / "blog" / "posts"
+    twin = posts / "why-gpu-again.md"
+    text = (posts / "resnet.md").read_text(encoding="utf-8")
+    text = re.sub(r"^point: .*\n", "", text, count=1, flags=re.M)  # slug alone
+    twin.write_text(text.replace("slug: resnet", "slug: why-gpu", 1))
+    stopped_plainly(
+        repo, f"docs/en/{POST}", "docs/en/blog/posts/why-gpu-again.md", "why-gpu"
+    )
+
+
+def test_two_posts_of_one_point_are_both_named(tmp_path):
+    posts = tmp_path / "docs" / "zh" / "blog" / "posts"
+    posts.mkdir(parents=True)
+    (posts / "a.md").write_text("---\nslug: a\npoint: B1\n---\n# A\n")
+    (posts / "b.md").write_text("---\nslug: b\npoint: B1\n---\n# B\n")
+    (problem,) = sources.problems_in(tmp_path)
+    assert "docs/zh/blog/posts/a.md and docs/zh/blog/posts/b.md" in problem
+    assert "B1" in problem

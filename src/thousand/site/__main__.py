@@ -36,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 
+from thousand.site import sources
+
 ROOT = Path(__file__).resolve().parents[3]
 # Built side by side: the Chinese fills the folder, the English en/ (see _both).
 CONFIGS = ["mkdocs.yml", "mkdocs.en.yml"]
@@ -212,10 +214,12 @@ def build(site_dir: Path | None = None, site_url: str | None = None) -> None:
     where the site will be served: the feeds' links and the sitemaps use it, and
     Material's language switch checks the sitemap before it keeps the reader on the
     same page. Raises SiteDirError (nothing touched) for a folder holding other
-    files, and CalledProcessError (the folder as it was) when MkDocs fails."""
+    files, sources.SourceError (nothing built) for a page MkDocs cannot build,
+    and CalledProcessError (the folder as it was) when MkDocs fails."""
     # resolve(): a symlinked folder is replaced where it really is
     target = Path(site_dir or DEFAULT_SITE).resolve()
     check_site_dir(target)
+    sources.check(ROOT)  # what MkDocs would stop on with a traceback, by line
     urls = {}
     if site_url:
         base = site_url.rstrip("/") + "/"
@@ -311,6 +315,7 @@ def rebuild(site_dir: Path, changed: list[Path], site_url: str | None = None) ->
     in place, as `serve` does: only the language whose docs changed (both for
     anything else), `--dirty` (MkDocs writes again only the pages whose source is
     newer than their output; the blog's index pages are rendered anew)."""
+    sources.check(ROOT)
     langs = set()
     for path in changed:
         rel = path.resolve().relative_to(ROOT) if path.is_absolute() else path
@@ -378,6 +383,9 @@ def _watch(site_dir: Path, site_url: str) -> None:
             rebuild(site_dir, changed, site_url)
         except subprocess.CalledProcessError:
             print("rebuild failed (messages above); waiting for the next change")
+            continue
+        except sources.SourceError as e:
+            print(f"not rebuilt: {e}; waiting for the next change", flush=True)
             continue
         print(f"rebuilt in {time.perf_counter() - start:.1f} s", flush=True)
 
@@ -505,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
         build(args.site_dir, site_url=local)
     except SiteDirError as e:
         sys.exit(f"python -m thousand.site: {e}")
+    except sources.SourceError as e:
+        sys.exit(f"python -m thousand.site: {e}: nothing was built")
     except subprocess.CalledProcessError as e:
         config = e.cmd[e.cmd.index("-f") + 1] if "-f" in e.cmd else "mkdocs"
         sys.exit(
