@@ -153,6 +153,10 @@ def site_dir_problem(folder: Path) -> str | None:
         return f"{parent} is a file, so {folder} cannot be made"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"{parent} is not writable, so a build cannot be put in {folder}"
+    try:  # access() says yes to root everywhere; the filesystem may still say no
+        Path(tempfile.mkdtemp(prefix=".thousand-site-probe-", dir=parent)).rmdir()
+    except OSError as e:
+        return f"{parent} is not writable ({e.strerror}), so {folder} cannot be made"
     return None
 
 
@@ -405,6 +409,12 @@ def serve(port: int, site_dir: Path | None = None) -> None:
         httpd.serve_forever()
 
 
+def folder_name(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a folder, not an empty name")
+    return Path(text)
+
+
 def port_number(text: str) -> int:
     try:
         port = int(text)
@@ -424,7 +434,7 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     site_dir = {
-        "type": Path,
+        "type": folder_name,
         "default": None,
         "help": "where to build (default: site/ in the repository); refused if "
         "it holds anything but an earlier build",
@@ -496,7 +506,12 @@ def run_drift(since: str, margin_pct: float, slug: str | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if getattr(args, "site_dir", None) is not None:  # before any work
+        problem = site_dir_problem(Path(args.site_dir).resolve())
+        if problem:
+            p.error(f"--site-dir: {problem}")
     if args.command == "drift":
         return run_drift(args.since, args.margin, args.ledger)
     if args.command == "measure":
@@ -515,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"python -m thousand.site: {e}")
     except sources.SourceError as e:
         sys.exit(f"python -m thousand.site: {e}: nothing was built")
+    except OSError as e:  # the disk is full, a folder vanished ...
+        sys.exit(f"python -m thousand.site: cannot build into {where}: {e}")
     except subprocess.CalledProcessError as e:
         config = e.cmd[e.cmd.index("-f") + 1] if "-f" in e.cmd else "mkdocs"
         sys.exit(
