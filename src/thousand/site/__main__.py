@@ -11,9 +11,11 @@ One MkDocs build per language (Material's recommended set-up), both at once;
 `mkdocs serve` would show only one of them, so `serve` builds both, serves the
 result, and rebuilds in place what an edit changed (no reload: refresh the page).
 
-MkDocs empties its site folder before it builds, so the build refuses a folder that
-holds anything but an earlier build of this site (each build leaves a marker file,
-`.thousand-site`, in it). Both languages are built into a fresh folder beside the
+A build never deletes a file it did not write. Each build lists in a marker file,
+`.thousand-site`, every file it wrote and its SHA-256; the next build replaces
+the folder only while it holds just those files, unchanged, and refuses (changing
+nothing) a folder with any other file, with a changed file, or with anything in it
+but no readable marker. Both languages are built into a fresh folder beside the
 target and replace it only when both succeed: a failed build leaves it as it was.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -33,48 +36,170 @@ import threading
 import time
 from pathlib import Path
 
+from thousand.site import sources
+
 ROOT = Path(__file__).resolve().parents[3]
 # Built side by side: the Chinese fills the folder, the English en/ (see _both).
 CONFIGS = ["mkdocs.yml", "mkdocs.en.yml"]
 DEFAULT_SITE = ROOT / "site"
-# Written into every finished build: the next build may replace the folder.
+# Written into every finished build, above the list of what the build wrote.
 MARKER = ".thousand-site"
 MARKER_NOTE = (
     "A build of A Thousand Points (python -m thousand.site build).\n"
-    "The next build replaces everything in this folder.\n"
+    "The next build replaces this folder only while it holds just the files\n"
+    "listed below (SHA-256, then the path), each as this build wrote it.\n"
 )
-# What a build made before the marker existed holds (site/ in older checkouts).
-EARLIER_BUILD = ("index.html", "en/index.html", "sitemap.xml")
+_LISTED = re.compile(r"([0-9a-f]{64}) (\".*\")")
+# Folders a build must not go into: the site's sources (and what serve watches).
+SOURCES = ("docs", "src", "snippets")
 
 
 class SiteDirError(RuntimeError):
     """The site folder cannot be built into; nothing was changed."""
 
 
-def is_earlier_build(folder: Path) -> bool:
-    if (folder / MARKER).is_file():
-        return True
-    return all((folder / name).is_file() for name in EARLIER_BUILD)
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
-def check_site_dir(folder: Path) -> None:
-    """Raise SiteDirError unless `folder` is missing, empty or an earlier build."""
-    if not folder.exists():
-        return
-    if not folder.is_dir():
+def _walk(folder: Path) -> tuple[list[str], list[str]]:
+    """Everything under `folder`, as paths relative to it: (regular files,
+    anything else: links, empty folders, sockets ...). Links are not followed."""
+    files, other = [], []
+    for here, dirs, names in os.walk(folder):
+        base = Path(here)
+        for name in list(dirs):
+            path = base / name
+            if path.is_symlink():
+                other.append(path.relative_to(folder).as_posix())
+                dirs.remove(name)
+            elif not any(path.iterdir()):
+                other.append(path.relative_to(folder).as_posix() + "/")
+        for name in names:
+            path = base / name
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink() or not path.is_file():
+                other.append(rel)
+            else:
+                files.append(rel)
+    return sorted(files), sorted(other)
+
+
+def write_marker(folder: Path) -> None:
+    """List every file under `folder` and its checksum in its marker."""
+    files, _ = _walk(folder)
+    lines = [
+        f"{_sha256(folder / rel)} {json.dumps(rel, ensure_ascii=False)}\n"
+        for rel in files
+        if rel != MARKER
+    ]
+    (folder / MARKER).write_text(MARKER_NOTE + "".join(lines), encoding="utf-8")
+
+
+def read_manifest(folder: Path) -> dict[str, str] | None:
+    """What the build in `folder` wrote (path -> SHA-256), from its marker; None
+    if the marker is missing, empty or damaged."""
+    try:
+        text = (folder / MARKER).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith(MARKER_NOTE):
+        return None
+    listed = {}
+    for line in text[len(MARKER_NOTE) :].splitlines():
+        found = _LISTED.fullmatch(line)
+        if not found:
+            return None
+        try:
+            rel = json.loads(found.group(2))
+        except ValueError:
+            return None
+        parts = rel.split("/") if isinstance(rel, str) else [""]
+        if "" in parts or ".." in parts:  # empty, absolute or climbing out
+            return None
+        listed[rel] = found.group(1)
+    return listed or None
+
+
+def _shown(names: list[str], most: int = 5) -> str:
+    more = len(names) - most
+    return ", ".join(names[:most]) + (f" and {more} more" if more > 0 else "")
+
+
+def site_dir_problem(folder: Path) -> str | None:
+    """Why `folder` (resolved) can never be a site folder, whatever it holds: a
+    file, a folder among the site's sources or above the repository, or one that
+    cannot be written. None if it may be."""
+    for name in SOURCES:
+        if folder == ROOT / name or folder.is_relative_to(ROOT / name):
+            return (
+                f"{folder} is inside {name}/, the site's sources: build "
+                "somewhere else (the default is site/ in the repository)"
+            )
+    if ROOT.is_relative_to(folder):
+        return f"{folder} holds the repository itself: build into a folder of its own"
+    if folder.exists() and not folder.is_dir():
+        return f"{folder} is a file, not a folder"
+    # The folder's parent is written (a fresh folder beside it, then a rename);
+    # where it does not exist yet, its nearest existing ancestor.
+    parent = folder.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, so {folder} cannot be made"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent} is not writable, so a build cannot be put in {folder}"
+    try:  # access() says yes to root everywhere; the filesystem may still say no
+        Path(tempfile.mkdtemp(prefix=".thousand-site-probe-", dir=parent)).rmdir()
+    except OSError as e:
+        return f"{parent} is not writable ({e.strerror}), so {folder} cannot be made"
+    return None
+
+
+def check_site_dir(folder: Path) -> dict[str, str] | None:
+    """Raise SiteDirError unless `folder` is missing, empty or an earlier build
+    holding just the files it wrote, unchanged; what that build wrote, if any."""
+    problem = site_dir_problem(folder)
+    if problem:
         raise SiteDirError(
-            f"{folder} is a file, not a folder: nothing was changed. "
-            "Choose another folder with --site-dir."
+            f"{problem}: nothing was changed. Choose another folder with --site-dir."
         )
-    found = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
-    if not found or is_earlier_build(folder):
-        return
-    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if found[5:] else "")
-    raise SiteDirError(
-        f"{folder} holds files that are not a build of this site ({shown}), and a "
-        f"build replaces everything in its folder: nothing was changed. Build into "
-        f"a new or empty folder (--site-dir DIR), or move those files away first."
-    )
+    if not folder.exists():
+        return None
+    files, other = _walk(folder)
+    files = [rel for rel in files if rel != MARKER]
+    if not files and not other:
+        return None  # empty, or an empty marker alone: nothing of anyone's to lose
+    listed = read_manifest(folder)
+    if listed is None:
+        state = "is damaged" if (folder / MARKER).exists() else "is missing"
+        raise SiteDirError(
+            f"{folder} holds files ({_shown(files + other)}) and its build marker "
+            f"{MARKER} {state}, so they may not be an earlier build of this site, "
+            f"and a build never deletes a file it did not write: nothing was "
+            f"changed. Build into a new or empty folder (--site-dir DIR), or move "
+            f"those files away first."
+        )
+    foreign = [rel for rel in files + other if rel not in listed]
+    changed = [
+        rel for rel in files if rel in listed and _sha256(folder / rel) != listed[rel]
+    ]
+    if foreign or changed:
+        why = []
+        if foreign:
+            why.append(f"files the earlier build did not write ({_shown(foreign)})")
+        if changed:
+            why.append(f"files changed since it wrote them ({_shown(changed)})")
+        raise SiteDirError(
+            f"{folder} holds {' and '.join(why)}, and a build never deletes a "
+            f"file it did not write: nothing was changed. Move those files out of "
+            f"it (or build into another folder with --site-dir DIR), then build again."
+        )
+    return listed
 
 
 def mkdocs(config: str, out: Path, env: dict, dirty: bool = False) -> None:
@@ -93,10 +218,12 @@ def build(site_dir: Path | None = None, site_url: str | None = None) -> None:
     where the site will be served: the feeds' links and the sitemaps use it, and
     Material's language switch checks the sitemap before it keeps the reader on the
     same page. Raises SiteDirError (nothing touched) for a folder holding other
-    files, and CalledProcessError (the folder as it was) when MkDocs fails."""
+    files, sources.SourceError (nothing built) for a page MkDocs cannot build,
+    and CalledProcessError (the folder as it was) when MkDocs fails."""
     # resolve(): a symlinked folder is replaced where it really is
     target = Path(site_dir or DEFAULT_SITE).resolve()
     check_site_dir(target)
+    sources.check(ROOT)  # what MkDocs would stop on with a traceback, by line
     urls = {}
     if site_url:
         base = site_url.rstrip("/") + "/"
@@ -108,8 +235,12 @@ def build(site_dir: Path | None = None, site_url: str | None = None) -> None:
     try:
         _both(fresh, env)
         (fresh / ".en").rename(fresh / "en")
-        (fresh / MARKER).write_text(MARKER_NOTE, encoding="utf-8")
-        _replace(target, fresh)
+        write_marker(fresh)
+        # mkdtemp's folder is the owner's alone: open it as mkdir would have
+        # (a web server running as another user must be able to read it).
+        fresh.chmod(0o777 & ~_umask())
+        listed = check_site_dir(target)  # again: a file saved there meanwhile
+        _replace(target, fresh, listed)
     finally:
         if fresh.exists():  # the build failed (or was interrupted) before the swap
             shutil.rmtree(fresh, ignore_errors=True)
@@ -139,8 +270,15 @@ def _both(fresh: Path, env: dict) -> None:
             raise errors[config]
 
 
-def _replace(target: Path, fresh: Path) -> None:
-    """Move `fresh` to `target`; the old build goes aside first, then away."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _replace(target: Path, fresh: Path, listed: dict[str, str] | None) -> None:
+    """Move `fresh` to `target`; the old build goes aside first, then away: the
+    files in `listed` (what it wrote) and the folders they leave empty."""
     if not target.exists():
         fresh.rename(target)
         return
@@ -152,7 +290,28 @@ def _replace(target: Path, fresh: Path) -> None:
     except BaseException:
         old.rename(target)  # put the earlier build back
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    _discard(old, listed or {})
+
+
+def _discard(old: Path, listed: dict[str, str]) -> None:
+    """Delete the files of `listed` (and the marker) under `old`, then every
+    folder left empty; anything else stays, and is named."""
+    for rel in [*listed, MARKER]:
+        path = old / rel
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+    for here, _, _ in sorted(os.walk(old), key=lambda w: -len(Path(w[0]).parts)):
+        try:
+            Path(here).rmdir()
+        except OSError:
+            pass  # not empty
+    if old.exists():
+        files, other = _walk(old)
+        print(
+            f"python -m thousand.site: kept {old}: it holds files the earlier "
+            f"build did not write ({_shown(files + other)})",
+            file=sys.stderr,
+        )
 
 
 def rebuild(site_dir: Path, changed: list[Path], site_url: str | None = None) -> None:
@@ -160,6 +319,7 @@ def rebuild(site_dir: Path, changed: list[Path], site_url: str | None = None) ->
     in place, as `serve` does: only the language whose docs changed (both for
     anything else), `--dirty` (MkDocs writes again only the pages whose source is
     newer than their output; the blog's index pages are rendered anew)."""
+    sources.check(ROOT)
     langs = set()
     for path in changed:
         rel = path.resolve().relative_to(ROOT) if path.is_absolute() else path
@@ -228,6 +388,9 @@ def _watch(site_dir: Path, site_url: str) -> None:
         except subprocess.CalledProcessError:
             print("rebuild failed (messages above); waiting for the next change")
             continue
+        except sources.SourceError as e:
+            print(f"not rebuilt: {e}; waiting for the next change", flush=True)
+            continue
         print(f"rebuilt in {time.perf_counter() - start:.1f} s", flush=True)
 
 
@@ -244,6 +407,12 @@ def serve(port: int, site_dir: Path | None = None) -> None:
             f"when a page changes; Ctrl-C stops"
         )
         httpd.serve_forever()
+
+
+def folder_name(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a folder, not an empty name")
+    return Path(text)
 
 
 def port_number(text: str) -> int:
@@ -265,7 +434,7 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     site_dir = {
-        "type": Path,
+        "type": folder_name,
         "default": None,
         "help": "where to build (default: site/ in the repository); refused if "
         "it holds anything but an earlier build",
@@ -337,7 +506,12 @@ def run_drift(since: str, margin_pct: float, slug: str | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if getattr(args, "site_dir", None) is not None:  # before any work
+        problem = site_dir_problem(Path(args.site_dir).resolve())
+        if problem:
+            p.error(f"--site-dir: {problem}")
     if args.command == "drift":
         return run_drift(args.since, args.margin, args.ledger)
     if args.command == "measure":
@@ -354,6 +528,10 @@ def main(argv: list[str] | None = None) -> int:
         build(args.site_dir, site_url=local)
     except SiteDirError as e:
         sys.exit(f"python -m thousand.site: {e}")
+    except sources.SourceError as e:
+        sys.exit(f"python -m thousand.site: {e}: nothing was built")
+    except OSError as e:  # the disk is full, a folder vanished ...
+        sys.exit(f"python -m thousand.site: cannot build into {where}: {e}")
     except subprocess.CalledProcessError as e:
         config = e.cmd[e.cmd.index("-f") + 1] if "-f" in e.cmd else "mkdocs"
         sys.exit(
