@@ -218,9 +218,77 @@ def test_search_reads_code_as_text_and_indexes_the_same():
     assert "threadIdx.x] = a[threadIdx.x]" in sections(html)[-1][1]
 
 
+_RAW_TEX = re.compile(r"\\\(|\\\[|\$\$|\\[A-Za-z]+")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_search_shows_formulas_as_text_and_keeps_results_short(site, lang):
+    """No search result shows TeX source (\\(P\\), \\[ ... \\], \\frac) or a code
+    listing, and each shows at most SHOWN characters of prose; the rest is indexed
+    in the hidden field, so it is still found."""
+    from thousand.site import search
+
+    root = site if lang == "zh" else site / "en"
+    index = json.loads((root / "search/search_index.json").read_text())
+    assert search.MORE in index["config"]["fields"]
+    raw, long, code = [], [], []
+    for doc in index["docs"]:
+        shown = doc["title"] + " " + doc["text"]
+        if _RAW_TEX.search(shown):
+            raw.append(f"{doc['location']}: {_RAW_TEX.search(shown).group(0)}")
+        if "<pre" in doc["text"]:
+            code.append(doc["location"])
+        plain = re.sub(r"<[^>]+>", "", unescape(doc["text"])).replace("\u200b", "")
+        if len(" ".join(plain.split())) > search.SHOWN + 2:
+            long.append(doc["location"])
+    assert not raw, raw[:10]
+    assert not code, code[:10]
+    assert not long, long[:10]
+    hidden = " ".join(d.get(search.MORE, "") for d in index["docs"])
+    assert "__global__" in hidden  # the code listings, searchable still
+
+
+def test_plain_text_of_tex():
+    from thousand.site.plaintex import inline, text
+
+    assert text(r"\text{字节}") == "字节"
+    assert inline(r"算出 \(P\) 个") == "算出 P 个"
+    assert text(r"\frac{\partial L}{\partial w_{ij}}") == "(∂ L)/(∂ w_ij)"
+    assert text(r"\mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V") == (
+        "softmax(QKᵀ/(√d_k))V"
+    )
+    assert text(r"\begin{aligned} a &= b \\\\ c &= d \end{aligned}") == "a = b c = d"
+    assert text(r"x_{i}^{2} \le \|x\|_2 \quad \mathbb{E}[\hat{y}]") == "x_i^2 ≤ ‖x‖_2 𝔼[ŷ]"
+    assert "\\" not in text(r"\unknowncommand{x} \, y")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_post_lists_its_sections_at_the_top_for_narrow_screens(site, lang):
+    """A post is in no nav, so below 76.25em (the sidebar hidden) Material's drawer
+    has no table of contents for it: each post carries its own "On this page"
+    block under the title, listing the sidebar's sections and subsections."""
+    root = site if lang == "zh" else site / "en"
+    for post in sorted((DOCS[lang] / "blog" / "posts").glob("*.md")):
+        html = (root / "blog" / post.stem / "index.html").read_text()
+        block = re.search(r'<details class="tp-toc">(.*?)</details>', html, re.S)
+        assert block, post.stem
+        assert html.index('class="tp-point"') < block.start() < html.index("<h2"), post.stem
+        ours = re.findall(r'href="#([^"]+)"', block.group(1))
+        nav = html[html.index('md-nav--secondary') :]
+        nav = nav[: nav.index("</nav>\n</div>") if "</nav>\n</div>" in nav else None]
+        sidebar = re.findall(r'<a href="#([^"]+)" class="md-nav__link"', nav)
+        assert ours and set(ours) <= set(sidebar), post.stem
+        h2 = re.findall(r'<h2 id="([^"]+)"', html)
+        assert set(h2) <= set(ours), post.stem
+
+
 def test_english_search_finds_the_post(site):
     index = json.loads((site / "en/search/search_index.json").read_text())
-    hits = {d["location"] for d in index["docs"] if "grid-stride" in d["text"].lower()}
+    hits = {  # shown or in the part a result does not show (search.MORE)
+        d["location"]
+        for d in index["docs"]
+        if "grid-stride" in (d["text"] + d.get("more", "")).lower()
+    }
     assert any(loc.startswith("blog/why-gpu/") for loc in hits)
 
 

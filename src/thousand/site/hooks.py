@@ -19,6 +19,8 @@ from thousand.site import (
     benchmarks,
     charts,
     glossary,
+    pagetoc,
+    plaintex,
     readtime,
     search,
     texsvg,
@@ -137,40 +139,9 @@ def on_page_content(html, page, config, files):
     return html
 
 
-_INLINE_MATH = re.compile(r"\\\((.+?)\\\)|\$(.+?)\$")
-_TEX_WRAPPERS = re.compile(r"\\(?:mathbf|mathrm|mathit|text|operatorname)\{([^{}]*)\}")
-_TEX_COMMAND = re.compile(r"\\([A-Za-z]+)")
-_TEX_SYMBOLS = {
-    "times": "×",
-    "cdot": "·",
-    "le": "≤",
-    "leq": "≤",
-    "ge": "≥",
-    "geq": "≥",
-    "to": "→",
-    "infty": "∞",
-    "alpha": "α",
-    "beta": "β",
-    "gamma": "γ",
-    "delta": "δ",
-    "eta": "η",
-    "lambda": "λ",
-    "mu": "μ",
-    "sigma": "σ",
-    "theta": "θ",
-}
-
-
 def plain_math(text: str) -> str:
     """Inline TeX in a heading, as the plain text a table of contents can show."""
-
-    def one(m: re.Match) -> str:
-        tex = _TEX_WRAPPERS.sub(r"\1", m.group(1) or m.group(2))
-        tex = re.sub(r"\\[,;:! ]", " ", tex)
-        tex = _TEX_COMMAND.sub(lambda c: _TEX_SYMBOLS.get(c.group(1), c.group(1)), tex)
-        return tex.replace("{", "").replace("}", "")
-
-    return _INLINE_MATH.sub(one, text)
+    return plaintex.inline(text)
 
 
 def uri_is_post(uri: str) -> bool:
@@ -181,7 +152,7 @@ def on_pre_build(config):
     # after every on_config: the search plugin has made its index by now
     search_plugin = config.plugins.get("material/search")
     if search_plugin is not None and search_plugin.config.enabled:
-        search.index_code_as_text(search_plugin.search_index)
+        search.readable_index(search_plugin.search_index)
 
 
 def on_files(files, config):
@@ -260,6 +231,9 @@ def on_post_page(output, page, config):
             output = _tex.page(output, page.file.src_uri)
         except texsvg.TexError as e:
             raise PluginError(str(e)) from e
+    if uri_is_post(page.file.src_uri):
+        # the table of contents on a phone (the sidebar's is hidden there)
+        output = pagetoc.add(output, page.toc, config.theme["language"])
     # mkdocs-jupyter gives a notebook's Chinese headings an empty id (nbconvert's slug
     # drops non-ASCII) while its table of contents links to "_1", "_2", ... (Markdown's
     # slug): both come from the same headings in the same order, so give each empty
