@@ -416,6 +416,36 @@ def test_every_post_names_its_point_and_ends_with_the_next(site):
         assert "A7" in end and 'href="../alexnet-and-vgg/"' in end
 
 
+def test_posts_link_the_previous_and_next_point_of_their_track(site):
+    """A post ends with the previous point and the next one, and its <link rel=prev
+    / next> follow the track's order (tracks.yml), not the date: B2's neighbours
+    are B1 and B3, not a post of the other track; a track's first post has no
+    rel=prev."""
+    from thousand.site import tracks
+
+    for lang, root in (("zh", site), ("en", site / "en")):
+        done = tracks.written(DOCS[lang])
+        for track in tracks.tracks().values():
+            order = [p["id"] for p in track["points"] if p["id"] in done]
+            for k, point in enumerate(order):
+                slug = done[point]["slug"]
+                page = (root / "blog" / slug / "index.html").read_text()
+                head = page[: page.index("</head>")]
+                links = dict(re.findall(r'<link rel="(prev|next)" href="([^"]*)"', head))
+                want = {}
+                if k > 0:
+                    want["prev"] = f"../{done[order[k - 1]]['slug']}/"
+                if k + 1 < len(order):
+                    want["next"] = f"../{done[order[k + 1]]['slug']}/"
+                assert links == want, f"{lang} {point}: {links} != {want}"
+                end = page[page.index('class="tp-prev">') :]
+                if "prev" in want:
+                    assert f'href="{want["prev"]}"' in end, f"{lang} {point}"
+        b2 = (root / "blog/how-a-gpu-works/index.html").read_text()
+        assert '<link rel="prev" href="../why-gpu/">' in b2
+        assert '<link rel="next" href="../programming-model/">' in b2
+
+
 def test_the_chinese_blog_speaks_chinese_and_its_back_link_says_where_it_goes(site):
     """Material's Chinese has no word for Authors, and says 回到主页 (back to the
     home page) for a link to the post list: partials/language.html corrects both."""

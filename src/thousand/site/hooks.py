@@ -234,6 +234,13 @@ def on_post_page(output, page, config):
     if uri_is_post(page.file.src_uri):
         # the table of contents on a phone (the sidebar's is hidden there)
         output = pagetoc.add(output, page.toc, config.theme["language"])
+        # <link rel=prev/next> along the post's track, not by date
+        try:
+            output = tracks.head_links(
+                output, page.meta.get("point"), page.url, Path(config.docs_dir)
+            )
+        except tracks.TrackError as e:
+            raise PluginError(str(e)) from e
     # mkdocs-jupyter gives a notebook's Chinese headings an empty id (nbconvert's slug
     # drops non-ASCII) while its table of contents links to "_1", "_2", ... (Markdown's
     # slug): both come from the same headings in the same order, so give each empty
