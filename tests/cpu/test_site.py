@@ -340,6 +340,35 @@ def test_track_pages_link_written_points_and_mark_the_rest(site):
                     assert "<a " not in item and "tp-unwritten" in item
 
 
+def test_track_pages_give_each_written_point_its_summary_time_and_a_start(site):
+    """A track page gives each written point its post's description and reading
+    time (as the post shows it), marks the first written point as where to start,
+    and lists the rest as not written."""
+    from thousand.site import tracks
+
+    start = {"zh": "从这里开始", "en": "Start here"}
+    for lang, root in (("zh", site), ("en", site / "en")):
+        done = tracks.written(DOCS[lang])
+        for track, page in (("A", "neural-networks"), ("B", "cuda")):
+            html = (root / "tracks" / page / "index.html").read_text()
+            items = re.findall(r"<li>(.*?)</li>", html, re.S)
+            assert html.count('class="tp-start"') == 1
+            first = True
+            for p, item in zip(tracks.tracks()[track]["points"], items, strict=True):
+                if p["id"] not in done:
+                    assert "tp-unwritten" in item and "tp-time" not in item
+                    continue
+                post = (root / "blog" / done[p["id"]]["slug"] / "index.html").read_text()
+                minutes = re.search(r"(\d+) (?:min read|分钟)", post).group(1)
+                time = re.search(r'class="tp-time"[^>]*>· [^<]*?(\d+)', item)
+                assert time and time.group(1) == minutes, (lang, p["id"], item)
+                summary = re.search(r'class="tp-summary">(.*?)</span>', item, re.S)
+                assert summary, (lang, p["id"])
+                assert unescape(summary.group(1))[:40] == done[p["id"]]["description"][:40]
+                assert (start[lang] in item) == first, (lang, p["id"])
+                first = False
+
+
 def test_a_track_naming_an_unknown_point_fails(tmp_path):
     from thousand.site import tracks
 

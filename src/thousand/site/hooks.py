@@ -33,6 +33,7 @@ _results: Results | None = None
 _vendored: dict[str, tuple[str, bytes | None]] = {}
 _benchmark_pages: dict[str, str] = {}  # generated page -> its Markdown
 _tex: texsvg.Renderer | None = None  # formulas to SVG while building (None: browser)
+_reading_times: dict[str, int] = {}  # point -> its post's minutes (track pages)
 
 
 @event_priority(100)  # before the RSS plugin's on_config, which reads its image
@@ -132,6 +133,10 @@ def on_page_content(html, page, config, files):
     # it sees a Chinese sentence as one word); a readtime set in front matter wins.
     if uri_is_post(page.file.src_uri) and "readtime" not in page.meta:
         page.config.readtime = readtime.minutes(html)
+    if uri_is_post(page.file.src_uri) and page.meta.get("point"):
+        # every page is converted before any is written out: the track pages
+        # read these in on_post_page
+        _reading_times[page.meta["point"]] = page.config.readtime
     # The table of contents is plain text, where MathJax never runs: a heading's
     # \(O(\log n)\) would show as TeX there, so it reads "O(log n)" instead.
     for item in _flatten(page.toc):
@@ -226,6 +231,13 @@ def on_post_template(output, template_name, config):
 
 def on_post_page(output, page, config):
     output = alternate_links(output, page, config)
+    if page.file.src_uri in tracks.TRACK_PAGES.values():
+        try:
+            output = tracks.fill_reading_times(
+                output, _reading_times, config.theme["language"]
+            )
+        except tracks.TrackError as e:
+            raise PluginError(f"{page.file.src_uri}: {e}") from e
     if _tex is not None:
         try:
             output = _tex.page(output, page.file.src_uri)

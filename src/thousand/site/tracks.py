@@ -11,6 +11,7 @@ written yet, with no link (a reader never lands on a missing page).
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from functools import cache
@@ -19,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from thousand.bench.ledger import ROOT
+from thousand.site import plaintex
 
 TRACKS_FILE = ROOT / "docs" / "tracks.yml"
 DIRECTIVE = re.compile(r"^<!-- track:(\w+) -->$", re.M)
@@ -38,6 +40,8 @@ TEXT = {
         "colon": "：",
         "sep": "；",
         "unwritten_note": "（尚未写成）",
+        "start": "从这里开始",
+        "minutes": "约 {n} 分钟",
     },
     "en": {
         "progress": "{done} of {total} points written so far.",
@@ -52,6 +56,8 @@ TEXT = {
         "colon": ": ",
         "sep": "; ",
         "unwritten_note": " (not written yet)",
+        "start": "Start here",
+        "minutes": "{n} min read",
     },
 }
 TRACK_PAGES = {"A": "tracks/neural-networks.md", "B": "tracks/cuda.md"}
@@ -96,7 +102,12 @@ def written(docs_dir: Path) -> dict[str, dict]:
         if point in out:
             raise TrackError(f"{post}: point {point} already has {out[point]['uri']}")
         uri = post.relative_to(docs_dir).as_posix()
-        out[point] = {"uri": uri, "date": meta.get("date"), "slug": meta.get("slug")}
+        out[point] = {
+            "uri": uri,
+            "date": meta.get("date"),
+            "slug": meta.get("slug"),
+            "description": meta.get("description") or "",
+        }
     return out
 
 
@@ -112,18 +123,49 @@ def render(track: str, lang: str, page_uri: str, docs_dir: Path) -> str:
         ),
         "",
     ]
+    first = next((p["id"] for p in points if p["id"] in done), None)
     for p in points:
         title = p[lang]
         post = done.get(p["id"])
         if post:
             link = posixpath.relpath(post["uri"], here)
-            lines.append(f"1. **{p['id']}** · [{title}]({link})")
+            start = (
+                f' <strong class="tp-start">{t["start"]}</strong>'
+                if p["id"] == first
+                else ""
+            )
+            # the reading time is counted when the post is converted, after this
+            # page's Markdown: a stand-in, filled in by fill_reading_times
+            lines.append(
+                f"1. **{p['id']}** · [{title}]({link}){start} "
+                f'<small class="tp-time" data-point="{p["id"]}"></small>'
+            )
+            summary = html.escape(plaintex.inline(post["description"]), quote=False)
+            if summary:
+                lines.append(f'   <br><span class="tp-summary">{summary}</span>')
         else:
             lines.append(
                 f'1. **{p["id"]}** · <span class="tp-unwritten">{title}</span> '
                 f"<small>({t['unwritten']})</small>"
             )
     return "\n".join(lines) + "\n"
+
+
+_TIME = re.compile(r'<small class="tp-time" data-point="(\w+)"></small>')
+
+
+def fill_reading_times(output: str, minutes: dict[str, int], lang: str) -> str:
+    """A built track page with each written point's reading time (`minutes`: point
+    id -> minutes, as the post shows it)."""
+
+    def one(m: re.Match) -> str:
+        n = minutes.get(m.group(1))
+        if n is None:  # a partial rebuild that converted no post: no time shown
+            return ""
+        text = TEXT[lang]["minutes"].format(n=n)
+        return f'<small class="tp-time" data-point="{m.group(1)}">· {text}</small>'
+
+    return _TIME.sub(one, output)
 
 
 def render_page(markdown: str, page_uri: str, lang: str, docs_dir: Path) -> str:
