@@ -613,3 +613,26 @@ def test_a_post_table_of_contents_on_a_phone_and_on_a_desktop(
         assert page.locator(".md-sidebar--secondary").is_visible()
     finally:
         context.close()
+
+
+def test_the_root_404_page_speaks_english_under_en(base_url, page):
+    """GitHub Pages serves the root 404.html for every missing address: under /en/
+    it shows its English text, elsewhere its Chinese."""
+    page.goto(base_url + "404.html")
+    assert page.locator("h1").filter(has_text="页面不存在").is_visible()
+    assert not page.get_by_text("page not found").is_visible()
+    # the root 404 page as such a host serves it for a missing English address
+    page.route(
+        base_url + "en/no-such-page/",
+        lambda route: route.fulfill(
+            status=404,
+            content_type="text/html",
+            body=(urllib.request.urlopen(base_url + "404.html").read()),
+        ),
+    )
+    page.goto(base_url + "en/no-such-page/")
+    assert page.locator("h1").filter(has_text="page not found").is_visible()
+    assert not page.get_by_text("页面不存在").is_visible()
+    assert page.evaluate("document.documentElement.lang") == "en"
+    home = page.locator(".tp-404[lang=en] a").first.get_attribute("href")
+    assert home.endswith("/en/"), home
