@@ -498,6 +498,8 @@ def _search(base_url, page, lang: str, query: str, want: str) -> list[str]:
     page.on("request", lambda r: "search_index.json" in r.url and asked.append(r))
     page.goto(base_url + LANGS[lang], wait_until="networkidle")
     assert not asked, "the search index was fetched before anyone searched"
+    if page.viewport_size["width"] < 960:  # a phone: the box opens from its icon
+        page.click('.md-header label[for="__search"]')
     page.click(".md-search__input")
     # The box reads queries only once the worker has the index, which it says.
     ready = {"zh": "键入以开始搜索", "en": "Type to start searching"}[lang]
@@ -542,3 +544,95 @@ def test_search_ranks_the_post_on_a_chinese_term_first(base_url, page):
     every post has: the MLP post came first. src/thousand/site/search.py mends it."""
     found = _search(base_url, page, "zh", "张量核心", "blog/matrix-multiplication/")
     assert found[0] == "blog/matrix-multiplication/", found[:5]
+
+
+@pytest.mark.parametrize(
+    "lang, query, post",
+    [
+        # past the shown part of their section: found through the hidden field
+        ("en", "Zisserman", "blog/alexnet-and-vgg/"),
+        ("zh", "自由度", "blog/alexnet-and-vgg/"),
+    ],
+)
+def test_search_results_are_short_and_find_the_hidden_rest(
+    base_url, chromium, screenshot_dir, lang, query, post
+):
+    """A result shows a few lines of prose, never a code listing or raw TeX, at a
+    phone's width; what is cut from it is still searched."""
+    context, page = _open(chromium, width=390)
+    try:
+        _search(base_url, page, lang, query, post)
+        heights = page.eval_on_selector_all(
+            ".md-search-result__article",
+            "e => e.map(x => x.getBoundingClientRect().height)",
+        )
+        texts = page.eval_on_selector_all(
+            ".md-search-result__item", "e => e.map(x => x.innerText)"
+        )
+        page.screenshot(path=str(screenshot_dir / f"search-{lang}-390.png"))
+        assert heights and max(heights) < 400, heights  # each page, each section
+        assert not any("\\(" in t or "\\[" in t for t in texts)
+        assert page.locator(".md-search-result pre").count() == 0
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_post_table_of_contents_on_a_phone_and_on_a_desktop(
+    base_url, chromium, screenshot_dir, lang
+):
+    """At 390 px the sidebar's table of contents is hidden: the post's own "On this
+    page" block shows closed under the title, opens to the sections, and a link
+    goes to its section. At 1280 px the block is hidden and the sidebar shows."""
+    url = base_url + LANGS[lang] + "blog/memory-hierarchy/"
+    context, page = _open(chromium, width=390)
+    try:
+        _load(page, url)
+        block = page.locator("details.tp-toc")
+        assert block.is_visible()
+        assert not page.locator(".md-sidebar--secondary").is_visible()
+        links = block.locator("a")
+        assert not links.first.is_visible()  # closed until asked
+        block.locator("summary").click()
+        assert links.count() >= 8 and links.nth(3).is_visible()
+        target = links.nth(3).get_attribute("href")
+        links.nth(3).click()
+        page.wait_for_timeout(300)
+        assert unquote(page.evaluate("location.hash")) == target
+        top = page.locator(target).evaluate("e => e.getBoundingClientRect().top")
+        assert 0 <= top < 200, top
+        assert not page.problems, page.problems
+        block.evaluate("e => e.scrollIntoView()")
+        page.screenshot(path=str(screenshot_dir / f"toc-{lang}-390.png"))
+    finally:
+        context.close()
+    context, page = _open(chromium, width=1280)
+    try:
+        _load(page, url)
+        assert not page.locator("details.tp-toc").is_visible()
+        assert page.locator(".md-sidebar--secondary").is_visible()
+    finally:
+        context.close()
+
+
+def test_the_root_404_page_speaks_english_under_en(base_url, page):
+    """GitHub Pages serves the root 404.html for every missing address: under /en/
+    it shows its English text, elsewhere its Chinese."""
+    page.goto(base_url + "404.html")
+    assert page.locator("h1").filter(has_text="页面不存在").is_visible()
+    assert not page.get_by_text("page not found").is_visible()
+    # the root 404 page as such a host serves it for a missing English address
+    page.route(
+        base_url + "en/no-such-page/",
+        lambda route: route.fulfill(
+            status=404,
+            content_type="text/html",
+            body=(urllib.request.urlopen(base_url + "404.html").read()),
+        ),
+    )
+    page.goto(base_url + "en/no-such-page/")
+    assert page.locator("h1").filter(has_text="page not found").is_visible()
+    assert not page.get_by_text("页面不存在").is_visible()
+    assert page.evaluate("document.documentElement.lang") == "en"
+    home = page.locator(".tp-404[lang=en] a").first.get_attribute("href")
+    assert home.endswith("/en/"), home

@@ -218,9 +218,77 @@ def test_search_reads_code_as_text_and_indexes_the_same():
     assert "threadIdx.x] = a[threadIdx.x]" in sections(html)[-1][1]
 
 
+_RAW_TEX = re.compile(r"\\\(|\\\[|\$\$|\\[A-Za-z]+")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_search_shows_formulas_as_text_and_keeps_results_short(site, lang):
+    """No search result shows TeX source (\\(P\\), \\[ ... \\], \\frac) or a code
+    listing, and each shows at most SHOWN characters of prose; the rest is indexed
+    in the hidden field, so it is still found."""
+    from thousand.site import search
+
+    root = site if lang == "zh" else site / "en"
+    index = json.loads((root / "search/search_index.json").read_text())
+    assert search.MORE in index["config"]["fields"]
+    raw, long, code = [], [], []
+    for doc in index["docs"]:
+        shown = doc["title"] + " " + doc["text"]
+        if _RAW_TEX.search(shown):
+            raw.append(f"{doc['location']}: {_RAW_TEX.search(shown).group(0)}")
+        if "<pre" in doc["text"]:
+            code.append(doc["location"])
+        plain = re.sub(r"<[^>]+>", "", unescape(doc["text"])).replace("\u200b", "")
+        if len(" ".join(plain.split())) > search.SHOWN + 2:
+            long.append(doc["location"])
+    assert not raw, raw[:10]
+    assert not code, code[:10]
+    assert not long, long[:10]
+    hidden = " ".join(d.get(search.MORE, "") for d in index["docs"])
+    assert "__global__" in hidden  # the code listings, searchable still
+
+
+def test_plain_text_of_tex():
+    from thousand.site.plaintex import inline, text
+
+    assert text(r"\text{字节}") == "字节"
+    assert inline(r"算出 \(P\) 个") == "算出 P 个"
+    assert text(r"\frac{\partial L}{\partial w_{ij}}") == "(∂ L)/(∂ w_ij)"
+    assert text(r"\mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V") == (
+        "softmax(QKᵀ/(√d_k))V"
+    )
+    assert text(r"\begin{aligned} a &= b \\\\ c &= d \end{aligned}") == "a = b c = d"
+    assert text(r"x_{i}^{2} \le \|x\|_2 \quad \mathbb{E}[\hat{y}]") == "x_i^2 ≤ ‖x‖_2 𝔼[ŷ]"
+    assert "\\" not in text(r"\unknowncommand{x} \, y")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_post_lists_its_sections_at_the_top_for_narrow_screens(site, lang):
+    """A post is in no nav, so below 76.25em (the sidebar hidden) Material's drawer
+    has no table of contents for it: each post carries its own "On this page"
+    block under the title, listing the sidebar's sections and subsections."""
+    root = site if lang == "zh" else site / "en"
+    for post in sorted((DOCS[lang] / "blog" / "posts").glob("*.md")):
+        html = (root / "blog" / post.stem / "index.html").read_text()
+        block = re.search(r'<details class="tp-toc">(.*?)</details>', html, re.S)
+        assert block, post.stem
+        assert html.index('class="tp-point"') < block.start() < html.index("<h2"), post.stem
+        ours = re.findall(r'href="#([^"]+)"', block.group(1))
+        nav = html[html.index('md-nav--secondary') :]
+        nav = nav[: nav.index("</nav>\n</div>") if "</nav>\n</div>" in nav else None]
+        sidebar = re.findall(r'<a href="#([^"]+)" class="md-nav__link"', nav)
+        assert ours and set(ours) <= set(sidebar), post.stem
+        h2 = re.findall(r'<h2 id="([^"]+)"', html)
+        assert set(h2) <= set(ours), post.stem
+
+
 def test_english_search_finds_the_post(site):
     index = json.loads((site / "en/search/search_index.json").read_text())
-    hits = {d["location"] for d in index["docs"] if "grid-stride" in d["text"].lower()}
+    hits = {  # shown or in the part a result does not show (search.MORE)
+        d["location"]
+        for d in index["docs"]
+        if "grid-stride" in (d["text"] + d.get("more", "")).lower()
+    }
     assert any(loc.startswith("blog/why-gpu/") for loc in hits)
 
 
@@ -270,6 +338,35 @@ def test_track_pages_link_written_points_and_mark_the_rest(site):
                     assert "<a href=" in item and "tp-unwritten" not in item
                 else:
                     assert "<a " not in item and "tp-unwritten" in item
+
+
+def test_track_pages_give_each_written_point_its_summary_time_and_a_start(site):
+    """A track page gives each written point its post's description and reading
+    time (as the post shows it), marks the first written point as where to start,
+    and lists the rest as not written."""
+    from thousand.site import tracks
+
+    start = {"zh": "从这里开始", "en": "Start here"}
+    for lang, root in (("zh", site), ("en", site / "en")):
+        done = tracks.written(DOCS[lang])
+        for track, page in (("A", "neural-networks"), ("B", "cuda")):
+            html = (root / "tracks" / page / "index.html").read_text()
+            items = re.findall(r"<li>(.*?)</li>", html, re.S)
+            assert html.count('class="tp-start"') == 1
+            first = True
+            for p, item in zip(tracks.tracks()[track]["points"], items, strict=True):
+                if p["id"] not in done:
+                    assert "tp-unwritten" in item and "tp-time" not in item
+                    continue
+                post = (root / "blog" / done[p["id"]]["slug"] / "index.html").read_text()
+                minutes = re.search(r"(\d+) (?:min read|分钟)", post).group(1)
+                time = re.search(r'class="tp-time"[^>]*>· [^<]*?(\d+)', item)
+                assert time and time.group(1) == minutes, (lang, p["id"], item)
+                summary = re.search(r'class="tp-summary">(.*?)</span>', item, re.S)
+                assert summary, (lang, p["id"])
+                assert unescape(summary.group(1))[:40] == done[p["id"]]["description"][:40]
+                assert (start[lang] in item) == first, (lang, p["id"])
+                first = False
 
 
 def test_a_track_naming_an_unknown_point_fails(tmp_path):
@@ -346,6 +443,36 @@ def test_every_post_names_its_point_and_ends_with_the_next(site):
         lenet = (root / "blog" / "lenet-5" / "index.html").read_text()
         end = lenet[lenet.index('class="tp-next">') :]
         assert "A7" in end and 'href="../alexnet-and-vgg/"' in end
+
+
+def test_posts_link_the_previous_and_next_point_of_their_track(site):
+    """A post ends with the previous point and the next one, and its <link rel=prev
+    / next> follow the track's order (tracks.yml), not the date: B2's neighbours
+    are B1 and B3, not a post of the other track; a track's first post has no
+    rel=prev."""
+    from thousand.site import tracks
+
+    for lang, root in (("zh", site), ("en", site / "en")):
+        done = tracks.written(DOCS[lang])
+        for track in tracks.tracks().values():
+            order = [p["id"] for p in track["points"] if p["id"] in done]
+            for k, point in enumerate(order):
+                slug = done[point]["slug"]
+                page = (root / "blog" / slug / "index.html").read_text()
+                head = page[: page.index("</head>")]
+                links = dict(re.findall(r'<link rel="(prev|next)" href="([^"]*)"', head))
+                want = {}
+                if k > 0:
+                    want["prev"] = f"../{done[order[k - 1]]['slug']}/"
+                if k + 1 < len(order):
+                    want["next"] = f"../{done[order[k + 1]]['slug']}/"
+                assert links == want, f"{lang} {point}: {links} != {want}"
+                end = page[page.index('class="tp-prev">') :]
+                if "prev" in want:
+                    assert f'href="{want["prev"]}"' in end, f"{lang} {point}"
+        b2 = (root / "blog/how-a-gpu-works/index.html").read_text()
+        assert '<link rel="prev" href="../why-gpu/">' in b2
+        assert '<link rel="next" href="../programming-model/">' in b2
 
 
 def test_the_chinese_blog_speaks_chinese_and_its_back_link_says_where_it_goes(site):

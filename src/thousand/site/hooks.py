@@ -20,6 +20,8 @@ from thousand.site import (
     benchmarks,
     charts,
     glossary,
+    pagetoc,
+    plaintex,
     readtime,
     search,
     texsvg,
@@ -32,6 +34,7 @@ _results: Results | None = None
 _vendored: dict[str, tuple[str, bytes | None]] = {}
 _benchmark_pages: dict[str, str] = {}  # generated page -> its Markdown
 _tex: texsvg.Renderer | None = None  # formulas to SVG while building (None: browser)
+_reading_times: dict[str, int] = {}  # point -> its post's minutes (track pages)
 
 
 @event_priority(100)  # before the RSS plugin's on_config, which reads its image
@@ -131,6 +134,10 @@ def on_page_content(html, page, config, files):
     # it sees a Chinese sentence as one word); a readtime set in front matter wins.
     if uri_is_post(page.file.src_uri) and "readtime" not in page.meta:
         page.config.readtime = readtime.minutes(html)
+    if uri_is_post(page.file.src_uri) and page.meta.get("point"):
+        # every page is converted before any is written out: the track pages
+        # read these in on_post_page
+        _reading_times[page.meta["point"]] = page.config.readtime
     # The table of contents is plain text, where MathJax never runs: a heading's
     # \(O(\log n)\) would show as TeX there, so it reads "O(log n)" instead.
     for item in _flatten(page.toc):
@@ -138,40 +145,9 @@ def on_page_content(html, page, config, files):
     return html
 
 
-_INLINE_MATH = re.compile(r"\\\((.+?)\\\)|\$(.+?)\$")
-_TEX_WRAPPERS = re.compile(r"\\(?:mathbf|mathrm|mathit|text|operatorname)\{([^{}]*)\}")
-_TEX_COMMAND = re.compile(r"\\([A-Za-z]+)")
-_TEX_SYMBOLS = {
-    "times": "×",
-    "cdot": "·",
-    "le": "≤",
-    "leq": "≤",
-    "ge": "≥",
-    "geq": "≥",
-    "to": "→",
-    "infty": "∞",
-    "alpha": "α",
-    "beta": "β",
-    "gamma": "γ",
-    "delta": "δ",
-    "eta": "η",
-    "lambda": "λ",
-    "mu": "μ",
-    "sigma": "σ",
-    "theta": "θ",
-}
-
-
 def plain_math(text: str) -> str:
     """Inline TeX in a heading, as the plain text a table of contents can show."""
-
-    def one(m: re.Match) -> str:
-        tex = _TEX_WRAPPERS.sub(r"\1", m.group(1) or m.group(2))
-        tex = re.sub(r"\\[,;:! ]", " ", tex)
-        tex = _TEX_COMMAND.sub(lambda c: _TEX_SYMBOLS.get(c.group(1), c.group(1)), tex)
-        return tex.replace("{", "").replace("}", "")
-
-    return _INLINE_MATH.sub(one, text)
+    return plaintex.inline(text)
 
 
 def uri_is_post(uri: str) -> bool:
@@ -183,7 +159,7 @@ def on_pre_build(config):
     # after every on_config: the search plugin has made its index by now
     search_plugin = config.plugins.get("material/search")
     if search_plugin is not None and search_plugin.config.enabled:
-        search.index_code_as_text(search_plugin.search_index)
+        search.readable_index(search_plugin.search_index)
 
 
 def check_terms(config) -> None:
@@ -269,10 +245,27 @@ def on_post_template(output, template_name, config):
 
 def on_post_page(output, page, config):
     output = alternate_links(output, page, config)
+    if page.file.src_uri in tracks.TRACK_PAGES.values():
+        try:
+            output = tracks.fill_reading_times(
+                output, _reading_times, config.theme["language"]
+            )
+        except tracks.TrackError as e:
+            raise PluginError(f"{page.file.src_uri}: {e}") from e
     if _tex is not None:
         try:
             output = _tex.page(output, page.file.src_uri)
         except texsvg.TexError as e:
+            raise PluginError(str(e)) from e
+    if uri_is_post(page.file.src_uri):
+        # the table of contents on a phone (the sidebar's is hidden there)
+        output = pagetoc.add(output, page.toc, config.theme["language"])
+        # <link rel=prev/next> along the post's track, not by date
+        try:
+            output = tracks.head_links(
+                output, page.meta.get("point"), page.url, Path(config.docs_dir)
+            )
+        except tracks.TrackError as e:
             raise PluginError(str(e)) from e
     # mkdocs-jupyter gives a notebook's Chinese headings an empty id (nbconvert's slug
     # drops non-ASCII) while its table of contents links to "_1", "_2", ... (Markdown's

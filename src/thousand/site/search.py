@@ -15,7 +15,10 @@ so the mend is looked at again rather than silently lost.
 from __future__ import annotations
 
 import re
+from html import escape, unescape
 from pathlib import Path
+
+from thousand.site import plaintex
 
 WORKERS = "assets/javascripts/workers"
 # for(let j=i+1;j<q.length;j++)q.slice(i,j)in index&&(...)  (names are minified)
@@ -73,18 +76,78 @@ def without_highlighting(html: str) -> str:
     return _CODE_BLOCK.sub(lambda m: _HIGHLIGHTING.sub("", m.group(0)), html)
 
 
-def index_code_as_text(index) -> None:
-    """Have Material's search `index` read each page with `without_highlighting`:
-    the same index (code blocks are indexed by their text), at under half the tags
-    to parse; the page itself keeps its highlighting."""
+# Math as arithmatex leaves it in the page for MathJax (generic mode): the index
+# would show the TeX source, \(P\) and \[ ... \], in every result.
+_MATH = re.compile(
+    r'(<(span|div) class="arithmatex">)(.*?)(</\2>)', re.S
+)
+
+
+def readable_math(html: str) -> str:
+    """`html` with each formula written as the plain text of its symbols."""
+
+    def one(m: re.Match) -> str:
+        plain = plaintex.inline(unescape(m.group(3)))
+        return m.group(1) + escape(plain, quote=False) + m.group(4)
+
+    return _MATH.sub(one, html)
+
+
+# A result shows its section's whole text: a section with a code listing or a long
+# table made one result 1,400-3,100 px tall. What a result shows is kept short: the
+# prose only, cut after SHOWN characters; code and the rest of the prose go to a
+# field the search worker indexes but never shows (MORE), so they are still found.
+SHOWN = 240
+MORE = "more"
+_PRE = re.compile(r"<pre\b[^>]*>(.*?)</pre>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+_ZWSP = "\u200b"  # jieba's word boundaries in Chinese text (mkdocs.yml: search)
+
+
+def _plain(html: str) -> str:
+    return " ".join(unescape(_TAG.sub(" ", html)).split())
+
+
+def shorten(entry: dict) -> None:
+    """Keep a search entry's shown text short: code and prose past SHOWN
+    characters move to the hidden field."""
+    hidden = [_plain(m.group(1)) for m in _PRE.finditer(entry["text"])]
+    text = _PRE.sub(" ", entry["text"]).strip()
+    plain = _plain(text)
+    if len(plain.replace(_ZWSP, "")) > SHOWN:
+        cut, seen = 0, 0
+        for cut, c in enumerate(plain):  # noqa: B007
+            seen += c != _ZWSP
+            if seen > SHOWN:
+                break
+        # end at a space or a word boundary when one is near
+        space = max(plain.rfind(" ", 0, cut), plain.rfind(_ZWSP, 0, cut))
+        if space > cut - 30:
+            cut = space
+        hidden.insert(0, plain[cut:])
+        text = escape(plain[:cut].rstrip(" " + _ZWSP), quote=False) + " …"
+    entry["text"] = text
+    if hidden:
+        entry[MORE] = " ".join(h for h in hidden if h)
+
+
+def readable_index(index) -> None:
+    """Have Material's search `index` read each page with `without_highlighting`
+    (the same index, at under half the tags to parse; the page keeps its
+    highlighting), its math as plain text, and each entry's shown text short."""
     read = index.add_entry_from_context
+    fields = index.config["fields"]
+    fields.setdefault(MORE, {"boost": fields.get("text", {}).get("boost", 1.0)})
 
     def add_entry_from_context(page):
         full = page.content
-        page.content = without_highlighting(full)
+        page.content = readable_math(without_highlighting(full))
+        start = len(index.entries)
         try:
             read(page)
         finally:
             page.content = full
+        for entry in index.entries[start:]:
+            shorten(entry)
 
     index.add_entry_from_context = add_entry_from_context

@@ -11,6 +11,7 @@ written yet, with no link (a reader never lands on a missing page).
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from functools import cache
@@ -19,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from thousand.bench.ledger import ROOT
+from thousand.site import plaintex
 
 TRACKS_FILE = ROOT / "docs" / "tracks.yml"
 DIRECTIVE = re.compile(r"^<!-- track:(\w+) -->$", re.M)
@@ -32,9 +34,14 @@ TEXT = {
         "next": "下一个知识点",
         "next_written": "这条路线上下一篇已写成的",
         "last": "这是这条路线的最后一个知识点。",
+        "prev": "上一个知识点",
+        "prev_written": "这条路线上前一篇已写成的",
+        "first": "这是这条路线的第一个知识点。",
         "colon": "：",
         "sep": "；",
         "unwritten_note": "（尚未写成）",
+        "start": "从这里开始",
+        "minutes": "约 {n} 分钟",
     },
     "en": {
         "progress": "{done} of {total} points written so far.",
@@ -43,9 +50,14 @@ TEXT = {
         "next": "Next point",
         "next_written": "the next one written on this track",
         "last": "This is the last point of its track.",
+        "prev": "Previous point",
+        "prev_written": "the previous one written on this track",
+        "first": "This is the first point of its track.",
         "colon": ": ",
         "sep": "; ",
         "unwritten_note": " (not written yet)",
+        "start": "Start here",
+        "minutes": "{n} min read",
     },
 }
 TRACK_PAGES = {"A": "tracks/neural-networks.md", "B": "tracks/cuda.md"}
@@ -90,7 +102,12 @@ def written(docs_dir: Path) -> dict[str, dict]:
         if point in out:
             raise TrackError(f"{post}: point {point} already has {out[point]['uri']}")
         uri = post.relative_to(docs_dir).as_posix()
-        out[point] = {"uri": uri, "date": meta.get("date")}
+        out[point] = {
+            "uri": uri,
+            "date": meta.get("date"),
+            "slug": meta.get("slug"),
+            "description": meta.get("description") or "",
+        }
     return out
 
 
@@ -106,18 +123,49 @@ def render(track: str, lang: str, page_uri: str, docs_dir: Path) -> str:
         ),
         "",
     ]
+    first = next((p["id"] for p in points if p["id"] in done), None)
     for p in points:
         title = p[lang]
         post = done.get(p["id"])
         if post:
             link = posixpath.relpath(post["uri"], here)
-            lines.append(f"1. **{p['id']}** · [{title}]({link})")
+            start = (
+                f' <strong class="tp-start">{t["start"]}</strong>'
+                if p["id"] == first
+                else ""
+            )
+            # the reading time is counted when the post is converted, after this
+            # page's Markdown: a stand-in, filled in by fill_reading_times
+            lines.append(
+                f"1. **{p['id']}** · [{title}]({link}){start} "
+                f'<small class="tp-time" data-point="{p["id"]}"></small>'
+            )
+            summary = html.escape(plaintex.inline(post["description"]), quote=False)
+            if summary:
+                lines.append(f'   <br><span class="tp-summary">{summary}</span>')
         else:
             lines.append(
                 f'1. **{p["id"]}** · <span class="tp-unwritten">{title}</span> '
                 f"<small>({t['unwritten']})</small>"
             )
     return "\n".join(lines) + "\n"
+
+
+_TIME = re.compile(r'<small class="tp-time" data-point="(\w+)"></small>')
+
+
+def fill_reading_times(output: str, minutes: dict[str, int], lang: str) -> str:
+    """A built track page with each written point's reading time (`minutes`: point
+    id -> minutes, as the post shows it)."""
+
+    def one(m: re.Match) -> str:
+        n = minutes.get(m.group(1))
+        if n is None:  # a partial rebuild that converted no post: no time shown
+            return ""
+        text = TEXT[lang]["minutes"].format(n=n)
+        return f'<small class="tp-time" data-point="{m.group(1)}">· {text}</small>'
+
+    return _TIME.sub(one, output)
 
 
 def render_page(markdown: str, page_uri: str, lang: str, docs_dir: Path) -> str:
@@ -157,15 +205,62 @@ def post_links(markdown: str, point, page_uri: str, lang: str, docs_dir: Path) -
     markdown = markdown[: title.end()] + "\n\n" + badge + markdown[title.end() :]
 
     colon, sep = t["colon"], t["sep"]
-    later = points[i + 1 :]
-    if not later:
-        tail = t["last"]
-    elif later[0]["id"] in done:
-        tail = f"{t['next']}{colon}{link(later[0])}"
-    else:
-        nxt = later[0]
-        tail = f"{t['next']}{colon}{nxt['id']} · {nxt[lang]}{t['unwritten_note']}"
-        written_later = [p for p in later if p["id"] in done]
-        if written_later:
-            tail += f"{sep}{t['next_written']}{colon}{link(written_later[0])}"
-    return markdown.rstrip("\n") + f'\n\n<p class="tp-next" markdown>{tail}</p>\n'
+
+    def step(nearer: list, word: str, written_word: str, none: str) -> str:
+        """The point one step along (`nearer`: the points that way, nearest
+        first): linked when written, else named, with the nearest written one."""
+        if not nearer:
+            return t[none]
+        if nearer[0]["id"] in done:
+            return f"{t[word]}{colon}{link(nearer[0])}"
+        p = nearer[0]
+        out = f"{t[word]}{colon}{p['id']} · {p[lang]}{t['unwritten_note']}"
+        written_there = [q for q in nearer if q["id"] in done]
+        if written_there:
+            out += f"{sep}{t[written_word]}{colon}{link(written_there[0])}"
+        return out
+
+    before = step(points[:i][::-1], "prev", "prev_written", "first")
+    after = step(points[i + 1 :], "next", "next_written", "last")
+    return markdown.rstrip("\n") + (
+        f'\n\n<p class="tp-prev" markdown>{before}</p>\n'
+        f'<p class="tp-next" markdown>{after}</p>\n'
+    )
+
+
+def neighbours(point: str, docs_dir: Path) -> tuple[str | None, str | None]:
+    """The URLs (from the site's root) of the written posts before and after
+    `point` on its track, in the track's order; None at either end."""
+    name, i = _track_of(point)
+    points, done = tracks()[name]["points"], written(docs_dir)
+
+    def url(candidates) -> str | None:
+        for p in candidates:
+            if p["id"] in done:
+                return f"blog/{done[p['id']]['slug']}/"
+        return None
+
+    return url(points[:i][::-1]), url(points[i + 1 :])
+
+
+_HEAD_LINK = re.compile(r'\s*<link rel="(prev|next)" href="[^"]*">')
+
+
+def head_links(output: str, point, page_url: str, docs_dir: Path) -> str:
+    """A built post's <link rel="prev"> and <link rel="next"> along its track
+    (the blog plugin links posts by date: B2's next was A1); none at a track's
+    end."""
+    if point is None:
+        return output
+    before, after = neighbours(point, docs_dir)
+    here = page_url if page_url.endswith("/") else posixpath.dirname(page_url) + "/"
+    links = "".join(
+        f'\n    <link rel="{rel}" href="{posixpath.relpath(url, here)}/">'
+        for rel, url in (("prev", before), ("next", after))
+        if url is not None
+    )
+    output = _HEAD_LINK.sub("", output)
+    head = re.search(r"<link rel=\"canonical\"[^>]*>|<meta charset=[^>]*>", output)
+    if head is None:
+        raise TrackError(f"{page_url}: no <head> to put the track's links in")
+    return output[: head.end()] + links + output[head.end() :]
