@@ -25,14 +25,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from thousand.bench import fingerprint as F
 from thousand.bench import ledger as L
 from thousand.experiments import Experiment, Note, validate
 
 RECORDS_DIR = L.RESULTS_DIR / "several-gpus"
-HERE = Path(__file__).resolve().parent
-# What a record's figures depend on: the rings, the bench, data parallelism, and
-# the kernels the GPT runs (through its families' sources in the ledger).
-SOURCES = ("ring.py", "ring.cu", "bench.py", "data_parallel.py", "record.py")
+BATCHES = (64, 256)  # rows a GPU: the A16 step is host-bound at 64, not at 256
 
 MIB = 2**20
 BUS = "bus bandwidth (GB/s)"
@@ -59,7 +57,10 @@ NCCL = "NCCL (PyTorch all_reduce)"
 
 
 def fingerprint() -> str:
-    return L.sha256_of(*(HERE / f for f in SOURCES))
+    """What the figures depend on, by behaviour (thousand.bench.fingerprint): this
+    module and all it imports, the benches, the rings with ring.cu, data
+    parallelism, the GPT and its kernels."""
+    return F.fingerprint([Path(__file__).resolve()], L.SRC)
 
 
 def experiments(world: int) -> dict[str, Experiment]:
@@ -94,75 +95,81 @@ def experiments(world: int) -> dict[str, Experiment]:
         },
         zh=ZH,
     )
+    found = {allreduce.name: allreduce}
+    for batch in BATCHES:
+        found.update(_gpt_experiments(world, batch))
+    return found
+
+
+def _gpt_experiments(world: int, batch: int) -> dict[str, Experiment]:
+    """The GPT's throughput and one traced step, at `batch` rows a GPU."""
+    x = f"x{world}-b{batch}"
+    notes = {
+        "weak": ("弱扩展效率", "weak scaling efficiency", "{:.1%}"),
+        "strong": ("强扩展效率", "strong scaling efficiency", "{:.1%}"),
+        "zero": ("ZeRO-1 的弱扩展效率", "weak scaling efficiency, ZeRO-1", "{:.1%}"),
+        "strong_gap": (
+            "强扩展与单卡的损失最大相对差",
+            "largest loss gap, strong scaling vs one GPU",
+            "{:.1e}",
+        ),
+        "zero_gap": (
+            "ZeRO-1 与普通数据并行的损失最大相对差",
+            "largest loss gap, ZeRO-1 vs plain data parallelism",
+            "{:.1e}",
+        ),
+        "moments": ("每卡 AdamW 矩，普通 (MiB)", "AdamW moments a GPU, plain (MiB)"),
+        "zero_moments": (
+            "每卡 AdamW 矩，ZeRO-1 (MiB)",
+            "AdamW moments a GPU, ZeRO-1 (MiB)",
+        ),
+        "gpu_mib": ("每卡显存占用，普通 (MiB)", "GPU memory a GPU, plain (MiB)"),
+        "zero_gpu_mib": (
+            "每卡显存占用，ZeRO-1 (MiB)",
+            "GPU memory a GPU, ZeRO-1 (MiB)",
+        ),
+        "one_ms": ("单卡一步 (ms)", "one GPU, a step (ms)"),
+        "one_issue_ms": (
+            "单卡主机发出一步 (ms)",
+            "one GPU, the host issues a step (ms)",
+        ),
+        "weak_ms": ("弱扩展一步 (ms)", "weak scaling, a step (ms)"),
+        "weak_issue_ms": (
+            "弱扩展主机发出一步 (ms)",
+            "weak scaling, the host issues a step (ms)",
+        ),
+        "busy_ms": (
+            "追踪的一步中 rank 0 计算核函数忙碌 (ms)",
+            "rank 0's compute kernels busy in the traced step (ms)",
+        ),
+    }
     gpt = Experiment(
         name=f"b19-gpt-{x}",
         title={
-            "zh": f"数据并行的 GPT（A16 large）：1 块与 {world} 块 GPU 的吞吐",
-            "en": f"Data-parallel GPT (A16 large): throughput on 1 and {world} GPUs",
+            "zh": f"数据并行的 GPT（A16 large，每卡 {batch} 行）："
+            f"1 块与 {world} 块 GPU",
+            "en": f"Data-parallel GPT (A16 large, {batch} rows a GPU): "
+            f"1 and {world} GPUs",
         },
         run=lambda quick: {},
         notes={
-            "weak": Note("弱扩展效率", "weak scaling efficiency", "{:.1%}"),
-            "strong": Note("强扩展效率", "strong scaling efficiency", "{:.1%}"),
-            "zero": Note(
-                "ZeRO-1 的弱扩展效率", "weak scaling efficiency with ZeRO-1", "{:.1%}"
-            ),
-            "strong_gap": Note(
-                "强扩展与单卡的损失最大相对差",
-                "largest loss gap, strong vs one GPU",
-                "{:.1e}",
-            ),
-            "zero_gap": Note(
-                "ZeRO-1 与普通数据并行的损失最大相对差",
-                "largest loss gap, ZeRO-1 vs plain data parallelism",
-                "{:.1e}",
-            ),
-            "moments": Note(
-                "每卡 AdamW 矩 (MiB)", "AdamW moments a GPU (MiB)", "{:.1f}"
-            ),
-            "zero_moments": Note(
-                "ZeRO-1 每卡 AdamW 矩 (MiB)",
-                "AdamW moments a GPU with ZeRO-1 (MiB)",
-                "{:.1f}",
-            ),
-            "gpu_mib": Note(
-                "每卡显存占用，普通 (MiB)", "GPU memory a GPU, plain (MiB)", "{:,.0f}"
-            ),
-            "zero_gpu_mib": Note(
-                "每卡显存占用，ZeRO-1 (MiB)",
-                "GPU memory a GPU, ZeRO-1 (MiB)",
-                "{:,.0f}",
-            ),
-            "one_ms": Note("单卡一步 (ms)", "one GPU, a step (ms)", "{:.1f}"),
-            "one_issue_ms": Note(
-                "单卡主机发出一步的时间 (ms)",
-                "one GPU, host time to issue a step (ms)",
-                "{:.1f}",
-            ),
-            "weak_ms": Note("弱扩展一步 (ms)", "weak scaling, a step (ms)", "{:.1f}"),
-            "weak_issue_ms": Note(
-                "弱扩展主机发出一步的时间 (ms)",
-                "weak scaling, host time to issue a step (ms)",
-                "{:.1f}",
-            ),
-            "busy_ms": Note(
-                "追踪的一步中 rank 0 计算核函数的忙碌时间 (ms)",
-                "rank 0's compute kernels busy in the traced step (ms)",
-                "{:.1f}",
-            ),
+            k: Note(v[0], v[1], v[2] if len(v) > 2 else "{:,.1f}")
+            for k, v in notes.items()
         },
         zh=ZH,
     )
     timeline = Experiment(
         name=f"b19-timeline-{x}",
         title={
-            "zh": f"弱扩展的一步，rank 0 的 GPU 时间线（{world} 块 GPU）",
-            "en": f"One weak-scaling step, rank 0's GPU timeline ({world} GPUs)",
+            "zh": f"弱扩展的一步（每卡 {batch} 行），rank 0 的 GPU 时间线，"
+            f"{world} 块 GPU",
+            "en": f"One weak-scaling step ({batch} rows a GPU), rank 0's GPU timeline, "
+            f"{world} GPUs",
         },
         run=lambda quick: {},
         zh=ZH,
     )
-    return {e.name: e for e in (allreduce, gpt, timeline)}
+    return {gpt.name: gpt, timeline.name: timeline}
 
 
 def results(world: int, ar: dict, dp: dict) -> dict[str, dict]:
@@ -170,11 +177,8 @@ def results(world: int, ar: dict, dp: dict) -> dict[str, dict]:
     rows = ar["rows"]
     by = {r["bytes"]: r for r in rows}
     small = [r["v2_vs_library"] for r in rows if r["bytes"] <= MIB]
-    runs = dp["runs"]
-    lanes = runs["weak"]["lanes"]
-    busy = sum(end - start for _, start, end in lanes["compute"])
     x = f"x{world}"
-    return {
+    found = {
         f"b19-all-reduce-{x}": {
             "kind": "lines",
             "x": {
@@ -197,6 +201,19 @@ def results(world: int, ar: dict, dp: dict) -> dict[str, dict]:
                 "blocks": ar["blocks"],
             },
         },
+    }
+    for batch, out in dp.items():
+        found.update(_gpt_results(world, batch, out))
+    return found
+
+
+def _gpt_results(world: int, batch: int, dp: dict) -> dict[str, dict]:
+    runs = dp["runs"]
+    lanes = runs["weak"]["lanes"]
+    busy = sum(end - start for _, start, end in lanes["compute"])
+    x = f"x{world}-b{batch}"
+    kinds = ("one", "weak", "strong", "zero")
+    return {
         f"b19-gpt-{x}": {
             "kind": "bars",
             "x": {
@@ -209,11 +226,7 @@ def results(world: int, ar: dict, dp: dict) -> dict[str, dict]:
                 ],
             },
             "y": {"label": "tokens/s", "format": "{:,.0f}"},
-            "series": {
-                "tokens/s": [
-                    runs[k]["tokens_s"] for k in ("one", "weak", "strong", "zero")
-                ]
-            },
+            "series": {"tokens/s": [runs[k]["tokens_s"] for k in kinds]},
             "notes": {
                 "weak": dp["weak_efficiency"],
                 "strong": dp["strong_efficiency"],
@@ -244,6 +257,11 @@ def _software() -> dict:
 
 
 def _commit() -> str:
+    """THOUSAND_COMMIT where the checkout is a copy without git, else HEAD."""
+    import os
+
+    if os.environ.get("THOUSAND_COMMIT"):
+        return os.environ["THOUSAND_COMMIT"]
     done = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
         cwd=L.ROOT,
@@ -264,11 +282,13 @@ def record(world: int, out_dir: Path) -> Path:
         raise SystemExit(f"record: {world} GPUs wanted, this machine has {count}")
     bench._share_cores(world)
     ar = bench.all_reduce(world, 1024)
-    dp = bench.gpt_scaling(world, "large", 20, 64)
+    dp = {b: bench.gpt_scaling(world, "large", 20, b) for b in BATCHES}
     name = torch.cuda.get_device_name(0)
     out_dir.mkdir(parents=True, exist_ok=True)
     raw = out_dir / f"{L.slug(name)}-x{world}.raw.json"  # kept if validation fails
-    raw.write_text(json.dumps({"all_reduce": ar, "gpt": dp}))
+    raw.write_text(
+        json.dumps({"all_reduce": ar, "gpt": {str(b): d for b, d in dp.items()}})
+    )
     found = results(world, ar, dp)
     for exp_name, e in experiments(world).items():
         validate(e, found[exp_name])
@@ -284,7 +304,7 @@ def record(world: int, out_dir: Path) -> Path:
         },
         "fingerprint": fingerprint(),
         "results": found,
-        "raw": {"all_reduce": ar, "gpt": dp},
+        "raw": {"all_reduce": ar, "gpt": {str(b): out for b, out in dp.items()}},
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{L.slug(name)}-x{world}.json"

@@ -186,7 +186,8 @@ def on_files(files, config):
         return found
 
     ledger = L.RESULTS_DIR / f"{config.extra['results']}.json"
-    inputs = [ledger, *sorted(access.ACCESS_DIR.glob("*.json"))]
+    several = sorted((L.RESULTS_DIR / "several-gpus").glob("*.json"))
+    inputs = [ledger, *several, *sorted(access.ACCESS_DIR.glob("*.json"))]
     for uri, svg in charts.cached(lang, inputs, draw_all).items():
         files.append(File.generated(config, uri, content=svg))
     for uri, markdown in _benchmark_pages.items():

@@ -51,6 +51,8 @@ TEXT = {
         "software": "软件",
         "run": "运行",
         "output": "记录的输出（{device}，{date}）：",
+        "gpus_run": "记录于 {n} 块 {gpu} 的一台机器，{date}，提交 `{commit}`"
+        "（`python -m thousand.distributed.record --world {n}`）。",
         "cols": {
             "version": "版本",
             "teaches": "要点",
@@ -409,6 +411,8 @@ TEXT = {
         "software": "Software",
         "run": "Run",
         "output": "Recorded output ({device}, {date}):",
+        "gpus_run": "Recorded on one machine of {n} × {gpu}, {date}, commit "
+        "`{commit}` (`python -m thousand.distributed.record --world {n}`).",
         "cols": {
             "version": "version",
             "teaches": "what it teaches",
@@ -905,6 +909,36 @@ class Results:
             + self.measured_in([entry])
         )
 
+    def _gpus(self, args, page_uri):
+        """`<!-- results:gpus NAME [chart] -->`: a result recorded on a machine of
+        several GPUs (thousand.distributed.record), with the machine named: its
+        GPUs, how they are linked, the run's date and commit."""
+        from thousand.distributed.record import records
+
+        name, *flags = args
+        if flags not in ([], ["chart"]):
+            raise DirectiveError(
+                f"{page_uri}: results:gpus takes a name and optionally 'chart', "
+                f"got {' '.join(args)!r}"
+            )
+        found = records().get(name)
+        if found is None:
+            raise DirectiveError(f"{page_uri}: no several-GPU record of {name!r}")
+        e, result, doc = found["experiment"], found["result"], found["record"]
+        target = f"assets/plots/{experiments.plot_name(name)}.svg"
+        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
+        table = "" if flags else experiments.table(e, result, self.lang) + "\n"
+        d, run = doc["device"], doc["run"]
+        where = self.t["gpus_run"].format(
+            n=d["count"], gpu=d["name"], date=run["date"], commit=run["commit"]
+        )
+        return (
+            f"![{e.title[self.lang]}]({rel})\n\n"
+            + table
+            + experiments.notes(e, result, self.lang)
+            + f"\n{where}\n"
+        )
+
     def _rungs(self, family: str) -> list[dict]:
         """A family's ledger entries, in version order."""
         mine = (k for k in self.ledger["kernels"].values() if k["family"] == family)
@@ -927,6 +961,16 @@ class Results:
             title = f"{e.title[self.lang]}{sep}{device}, {date}"
             found[experiments.plot_name(name)] = experiments.draw(
                 e, entry["result"], title, self.lang
+            )
+        from thousand.distributed.record import records
+
+        for name, rec in records().items():
+            e, d = rec["experiment"], rec["record"]["device"]
+            sep = "：" if self.lang == "zh" else ": "
+            title = f"{e.title[self.lang]}{sep}{d['count']} × {d['name']}, "
+            title += rec["record"]["run"]["date"]
+            found[experiments.plot_name(name)] = experiments.draw(
+                e, rec["result"], title, self.lang
             )
         return found
 
