@@ -23,6 +23,7 @@ record its results, THOUSAND_ALLOW_UNRECORDED=1 renders such a directive as a re
 from __future__ import annotations
 
 import html
+import json
 import os
 import posixpath
 import re
@@ -697,6 +698,46 @@ CHART_TEXT = {
 }
 
 
+def _size(nbytes: int) -> str:
+    return f"{nbytes // 2**30} GiB" if nbytes >= 2**30 else f"{nbytes // 2**20} MiB"
+
+
+MODEL_TEXT = {
+    "zh": {
+        "who": "拟合对象",
+        "nccl": "NCCL",
+        "v2": "环 v2",
+        "on": "{n} 块 GPU 上的 {who}",
+        "size": "消息大小",
+        "predicted": "2 块 GPU 的拟合对 4 块的预测",
+        "measured": "4 块 GPU 实测 (NCCL)",
+        "gpus": "GPU 数（模型，未实测）",
+        "n_gpus": "{n} 块",
+        "model_note": "第三张表是模型，不是测量：每节点 {g} 块 GPU，"
+        "节点内沿用 4 块 GPU 上 NCCL 的拟合，"
+        "节点之间按每块 GPU 一个 400 Gb/s InfiniBand NDR 端口算"
+        "（{b:.0f} GB/s、每步 {a:.0f} µs，均为假设），分层：节点内 reduce-scatter，"
+        "节点间环，节点内 all-gather。括号里是按 nccl-tests 定义算出的总线带宽。",
+    },
+    "en": {
+        "who": "fitted to",
+        "nccl": "NCCL",
+        "v2": "ring v2",
+        "on": "{who} on {n} GPUs",
+        "size": "message",
+        "predicted": "2-GPU fit's prediction for 4",
+        "measured": "measured on 4 GPUs (NCCL)",
+        "gpus": "GPUs (model, not measured)",
+        "n_gpus": "{n}",
+        "model_note": "The third table is a model, not a measurement: nodes of {g} "
+        "GPUs, inside a node the fit of NCCL on 4 GPUs, between nodes one 400 Gb/s "
+        "InfiniBand NDR port a GPU ({b:.0f} GB/s and {a:.0f} µs a step, both assumed), "
+        "hierarchical: reduce-scatter in the node, a ring across nodes, all-gather in "
+        "the node. In brackets, the bus bandwidth as nccl-tests defines it.",
+    },
+}
+
+
 def ladder_plot(family: str) -> str:
     return f"ladder-{family}"
 
@@ -938,6 +979,55 @@ class Results:
             + experiments.notes(e, result, self.lang)
             + f"\n{where}\n"
         )
+
+    def _gpus_model(self, args, page_uri):
+        """`<!-- results:gpus_model -->`: the alpha-beta model fitted to each record's
+        NCCL and ring v2 times, the 2-GPU fit set against the 4-GPU measurement, and
+        predictions for machines not measured (labelled as a model)."""
+        from thousand.distributed import cost_model as C
+        from thousand.distributed.record import RECORDS_DIR
+
+        if args:
+            raise DirectiveError(f"{page_uri}: results:gpus_model takes no arguments")
+        docs = {}
+        for path in sorted(RECORDS_DIR.glob("*.json")):
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            docs[doc["device"]["count"]] = doc
+        if not {2, 4} <= set(docs):
+            raise DirectiveError(f"{page_uri}: needs the records of 2 and 4 GPUs")
+        t = MODEL_TEXT[self.lang]
+        rows = {n: d["raw"]["all_reduce"]["rows"] for n, d in docs.items()}
+        fits = {(n, w): C.fit(rows[n], n, w) for n in (2, 4) for w in ("library", "v2")}
+        out = [f"| {t['who']} | α (µs) | B (GB/s) |", "|---|---:|---:|"]
+        for (n, w), link in fits.items():
+            name = t["nccl"] if w == "library" else t["v2"]
+            out.append(
+                f"| {t['on'].format(n=n, who=name)} | {link.alpha_s * 1e6:.1f} "
+                f"| {link.bandwidth / 1e9:.0f} |"
+            )
+        out += ["", f"| {t['size']} | {t['predicted']} | {t['measured']} |"]
+        out += ["|---:|---:|---:|"]
+        four = {r["bytes"]: r["library_s"] for r in rows[4]}
+        for nbytes in (2**20, 64 * 2**20, 1024 * 2**20):
+            guess = C.ring_time(fits[(2, "library")], 4, nbytes)
+            measured = four[nbytes] * 1e3
+            out.append(
+                f"| {_size(nbytes)} | {guess * 1e3:.3f} ms | {measured:.3f} ms |"
+            )
+        out += ["", f"| {t['gpus']} | 64 MiB | 1 GiB |", "|---|---:|---:|"]
+        inside = fits[(4, "library")]
+        for gpus in (8, 64, 1024):
+            cells = []
+            for nbytes in (64 * 2**20, 2**30):
+                secs = C.hierarchical_time(inside, gpus, nbytes)
+                bw = C.busbw(gpus, nbytes, secs)
+                cells.append(f"{secs * 1e3:.2f} ms ({bw:.0f} GB/s)")
+            out.append(f"| {t['n_gpus'].format(n=gpus)} | {' | '.join(cells)} |")
+        net = C.NETWORK
+        note = t["model_note"].format(
+            g=C.GPUS_PER_NODE, a=net.alpha_s * 1e6, b=net.bandwidth / 1e9
+        )
+        return "\n".join(out) + "\n\n" + note + "\n"
 
     def _rungs(self, family: str) -> list[dict]:
         """A family's ledger entries, in version order."""
