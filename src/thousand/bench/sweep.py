@@ -179,6 +179,8 @@ def main(argv=None) -> int:
     for name in a.family or SWEEPS:
         rows = sweep_family(name, SWEEPS[name])
         out["families"][name] = {"rows": rows, "summary": summary(rows)}
+        if a.out:  # after every family: a run cut short keeps what it measured
+            a.out.write_text(json.dumps(out, indent=1))
         s = out["families"][name]["summary"]
         if s.get("rated"):
             print(
@@ -186,8 +188,6 @@ def main(argv=None) -> int:
                 f"max {s['max_ratio']:.2f}x at {s['max_at']}",
                 flush=True,
             )
-    if a.out:
-        a.out.write_text(json.dumps(out, indent=1))
     return 0
 
 
