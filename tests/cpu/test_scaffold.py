@@ -28,7 +28,10 @@ from thousand.bench.ledger import ROOT
 
 ARGS = ["B2", "--slug", "how-a-gpu-works", "--family", "axpy"]  # in the bare root
 FAMILY, SLUG = "scaffolded_axpy", "scaffolded-point"  # no real point uses these
-NEXT_B = "B20"  # the id a new point of track B takes: B19 is the last in tracks.yml
+# The id a new point of track B takes: one past the number of its points.
+NEXT_B = (
+    f"B{len(yaml.safe_load((ROOT / 'docs/tracks.yml').read_text())['B']['points']) + 1}"
+)
 HEADINGS = {
     "zh": ["你将学到", "核心思想", "历史与路线中的位置", "核函数", "自己跑一遍"]
     + ["实测", "常见陷阱", "要点与延伸阅读"],

@@ -299,6 +299,20 @@ PARAMS = {  # the kernels' parameters, by kind
     "scan": ["const float* x", "float* out", "float* sums", "int n"],
 }
 KIND_WORDS = {"elementwise": "AXPY", "reduction": "sum", "scan": "prefix sum"}
+HEADINGS = {  # the posts' headings of the two versions, by kind and language
+    "elementwise": {
+        "zh": ("每个元素一个线程", "网格跨步循环"),
+        "en": ("one thread per element", "a grid-stride loop"),
+    },
+    "reduction": {
+        "zh": ("共享内存里的树形归约", "线程束洗牌与原子加"),
+        "en": ("a tree in shared memory", "warp shuffles and one atomic add"),
+    },
+    "scan": {
+        "zh": ("共享内存里的逐步扫描", "线程束洗牌"),
+        "en": ("stepwise in shared memory", "warp shuffles"),
+    },
+}
 
 
 def values(point: Point, lang: str | None = None) -> dict[str, str]:
@@ -325,6 +339,7 @@ def values(point: Point, lang: str | None = None) -> dict[str, str]:
         out["title"] = point.title_zh if lang == "zh" else point.title_en
         out["category"] = TRACKS[point.track][lang]
         out["tags"] = TRACKS[point.track]["tags"]
+        out["v1_heading"], out["v2_heading"] = HEADINGS[point.kind][lang]
     return out
 
 
@@ -471,10 +486,11 @@ def next_steps(point: Point) -> str:
     f, stem = point.family, point.snippet_stem
     return f"""\
 Next steps (the Contributing page, docs/en/contributing.md, says more):
-  1. Make the kernels yours: src/thousand/kernels/{f}.cu and {f}.py start as
-     {KINDS[point.kind]}, in two versions. Keep the header lines, the section
-     markers, the launchers' input checks and FAMILY; change snippets/{stem}.py
-     and tests/cpu/test_{f}.py to match. Check them on the CPU backend:
+  1. Make the kernels yours. src/thousand/kernels/{f}.cu and {f}.py start as
+     two versions of {point.kind}: {KINDS[point.kind]}.
+     Keep the header lines, the section markers, the launchers' input checks
+     and FAMILY; change snippets/{stem}.py and tests/cpu/test_{f}.py to match.
+     Check them on the CPU backend:
          pytest -q -n 0 -k {f}
          python -m thousand.kernels.{f}
   2. Keep numpy_baseline and torch_baseline in {f}.py computing what the kernels
@@ -487,8 +503,8 @@ Next steps (the Contributing page, docs/en/contributing.md, says more):
      What is left to write:  python -m thousand.scaffold.todo
   4. Open the pull request; its template is the checklist. Until the GPU run,
      exactly these stop, each saying that it waits for it:
-         test_ledger (new: {f}_v1, {f}_v2, snippets/{stem}.py never run on this GPU)
-         test_emulated_snippets ({stem}.py: no recorded GPU output)
+         test_ledger.py::test_every_point_has_had_its_gpu_run
+         test_emulated_snippets.py::test_snippet_runs_on_cpu[{stem}.py]
      A maintainer's `gpu-ok` label starts the GPU run of what is new or changed.
   5. After it: python -m thousand.bench.evidence RUN_ID commits what it recorded;
      then replace each TODO(scaffold:gpu ...) in both posts with the directives
