@@ -27,7 +27,7 @@ extern "C" __global__ void flat_index(const unsigned* b, unsigned dim, unsigned 
                                       long long* as_int, long long* as_64, int n) {
     int k = threadIdx.x;
     if (k < n) {
-        int i = b[k] * dim + t;                  // 32-bit unsigned product, then int
+        int i = b[k] * dim + t;                   // 32-bit unsigned product, then int
         long long j = (long long)b[k] * dim + t;  // widened first: exact
         as_int[k] = i;
         as_64[k] = j;

@@ -23,7 +23,8 @@ extern "C" __global__ void warp_total_unsynced(const float* x, float* out) {
     s[lane] = x[lane];
     if (lane == 0) {
         float total = 0.0f;
-        for (int k = 0; k < 32; ++k) total += s[k];
+        for (int k = 0; k < 32; ++k)
+            total += s[k];
         out[0] = total;
     }
 }
@@ -35,7 +36,8 @@ extern "C" __global__ void warp_total(const float* x, float* out) {
     __syncwarp();  // every lane's write is done, and visible, before lane 0 reads
     if (lane == 0) {
         float total = 0.0f;
-        for (int k = 0; k < 32; ++k) total += s[k];
+        for (int k = 0; k < 32; ++k)
+            total += s[k];
         out[0] = total;
     }
 }

@@ -5,8 +5,7 @@
 // --8<-- [start:runtime-pragma]
 // k arrives at run time, so `#pragma unroll` cannot remove this loop. nvcc accepts
 // the pragma without a word; what it does instead shows only in the SASS.
-extern "C" __global__ void sum_pragma_unroll(const float* x, float* out, int n,
-                                             int k) {
+extern "C" __global__ void sum_pragma_unroll(const float* x, float* out, int n, int k) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) {
         return;

@@ -65,3 +65,26 @@ def execute_notebook(path, timeout: int):
         resources={"metadata": {"path": str(ROOT)}},
     ).execute()
     return nb
+
+
+def numpy_baseline(family):
+    """The NumPy baseline the benchmarks time `family` against: its entry in
+    thousand.bench.baselines.NUMPY, or else the `numpy_baseline` its own module
+    defines (where the scaffold writes a new family's). None if neither exists."""
+    import importlib
+
+    from thousand.bench.baselines import NUMPY
+
+    if family.name in NUMPY:
+        return NUMPY[family.name]
+    module = importlib.import_module(f"thousand.kernels.{family.name}")
+    return getattr(module, "numpy_baseline", None)
+
+
+def torch_baseline(family):
+    """A family's PyTorch baseline defined in its own module (`torch_baseline`, for
+    a family added after thousand.bench.baselines.torch_ops), or None."""
+    import importlib
+
+    module = importlib.import_module(f"thousand.kernels.{family.name}")
+    return getattr(module, "torch_baseline", None)

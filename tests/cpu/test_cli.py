@@ -26,6 +26,7 @@ COMMANDS = [
     ["thousand.kernels"],
     ["thousand.scaffold"],
     ["thousand.scaffold.todo"],
+    ["thousand.bench.evidence"],
 ]
 
 

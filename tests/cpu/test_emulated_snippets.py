@@ -126,7 +126,10 @@ def test_snippet_runs_on_cpu(path: Path):
             assert "CPU emulation kernel" in done.stdout
         return
     gpu = recorded_output(path.stem)
-    assert gpu is not None, f"no recorded GPU output for {path.name}: redo the GPU run"
+    assert gpu is not None, (
+        f"waiting for the GPU run: no recorded GPU output for {path.name} to compare "
+        f"with (it ran on the CPU backend without error).\n{L.WAITING}"
+    )
     cpu_lines, gpu_lines = done.stdout.splitlines(), gpu.splitlines()
     assert len(cpu_lines) == len(gpu_lines), f"CPU:\n{done.stdout}\nGPU:\n{gpu}"
     for cpu_line, gpu_line in zip(cpu_lines, gpu_lines, strict=True):

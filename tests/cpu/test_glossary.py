@@ -15,11 +15,14 @@ ENTRIES = [e for items in glossary.entries().values() for e in items]
 
 
 def _zh_text() -> dict[str, str]:
-    return {
+    """The Chinese pages, and the points' titles the track pages show."""
+    pages = {
         p.relative_to(ZH).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(ZH.rglob("*"))
         if p.suffix in {".md", ".ipynb"}
     }
+    tracks = ZH.parent / "tracks.yml"
+    return pages | {"../tracks.yml": tracks.read_text(encoding="utf-8")}
 
 
 @cache

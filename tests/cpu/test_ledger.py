@@ -14,13 +14,73 @@ def test_there_is_a_recorded_gpu_run():
 
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.name)
 def test_ledger_is_fresh(path):
+    """Nothing recorded has changed since its GPU run. What was never recorded (a
+    new point) is the next test's, with its own message."""
     ledger = L.load(path)
     assert ledger["schema"] == L.SCHEMA
-    stale = L.stale_entries(ledger)
+    _, stale = L.new_and_stale(ledger)
     assert not stale, (
-        f"{path.name} is out of date; redo the GPU run (python -m thousand.bench):\n  "
-        + "\n  ".join(stale)
+        f"{path.name}: changed since the GPU run recorded it; redo what changed "
+        "(python -m thousand.bench --stale, or a maintainer's `gpu-ok` on the pull "
+        "request), then commit what it writes:\n  " + "\n  ".join(stale)
     )
+
+
+@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.name)
+def test_every_point_has_had_its_gpu_run(path):
+    new, _ = L.new_and_stale(L.load(path))
+    assert not new, (
+        f"waiting for the GPU run ({path.name} has no record of these):\n  "
+        + "\n  ".join(new)
+        + "\n"
+        + L.WAITING
+    )
+
+
+def _ledger(**sections):
+    return {
+        "kernels": {},
+        "snippets": {},
+        "experiments": {},
+        "notebooks": {},
+    } | sections
+
+
+def test_new_and_stale_are_told_apart(monkeypatch):
+    """Absent from the ledger is new; recorded with another fingerprint is stale."""
+    monkeypatch.setattr(
+        L,
+        "stale_subjects",
+        lambda ledger: [
+            ("kernels", "scan", f"scan_v1: {L.NEVER_RUN}"),
+            ("snippets", "b19_scan.py", f"snippets/b19_scan.py: {L.NEVER_RUN}"),
+            ("kernels", "copy", "copy_v1: source changed since the GPU run"),
+            ("notebooks", "x.ipynb", "x.ipynb: outputs are not what the GPU run wrote"),
+        ],
+    )
+    new, stale = L.new_and_stale(_ledger())
+    assert new == [f"scan_v1: {L.NEVER_RUN}", f"snippets/b19_scan.py: {L.NEVER_RUN}"]
+    assert stale == [
+        "copy_v1: source changed since the GPU run",
+        "x.ipynb: outputs are not what the GPU run wrote",
+    ]
+
+
+def test_a_recorded_family_missing_from_the_ledger_is_new():
+    """The real ledger with one family's entries taken out: they read as new, and
+    nothing reads as stale."""
+    ledger = L.load(LEDGERS[0])
+    new_before, stale_before = L.new_and_stale(ledger)
+    kernels = {k: e for k, e in ledger["kernels"].items() if e["family"] != "axpy"}
+    new, stale = L.new_and_stale(ledger | {"kernels": kernels})
+    added = set(new) - set(new_before)
+    assert added and all(p.startswith("axpy_v") for p in added), added
+    assert stale == stale_before
+
+
+def test_the_waiting_message_says_what_to_do():
+    for words in ("gpu-ok", "THOUSAND_ALLOW_UNRECORDED=1", "--stale", "evidence"):
+        assert words in L.WAITING
 
 
 @pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.name)

@@ -258,7 +258,9 @@ def test_plain_text_of_tex():
         "softmax(QKᵀ/(√d_k))V"
     )
     assert text(r"\begin{aligned} a &= b \\\\ c &= d \end{aligned}") == "a = b c = d"
-    assert text(r"x_{i}^{2} \le \|x\|_2 \quad \mathbb{E}[\hat{y}]") == "x_i^2 ≤ ‖x‖_2 𝔼[ŷ]"
+    assert (
+        text(r"x_{i}^{2} \le \|x\|_2 \quad \mathbb{E}[\hat{y}]") == "x_i^2 ≤ ‖x‖_2 𝔼[ŷ]"
+    )
     assert "\\" not in text(r"\unknowncommand{x} \, y")
 
 
@@ -272,9 +274,11 @@ def test_every_post_lists_its_sections_at_the_top_for_narrow_screens(site, lang)
         html = (root / "blog" / post.stem / "index.html").read_text()
         block = re.search(r'<details class="tp-toc">(.*?)</details>', html, re.S)
         assert block, post.stem
-        assert html.index('class="tp-point"') < block.start() < html.index("<h2"), post.stem
+        assert html.index('class="tp-point"') < block.start() < html.index("<h2"), (
+            post.stem
+        )
         ours = re.findall(r'href="#([^"]+)"', block.group(1))
-        nav = html[html.index('md-nav--secondary') :]
+        nav = html[html.index("md-nav--secondary") :]
         nav = nav[: nav.index("</nav>\n</div>") if "</nav>\n</div>" in nav else None]
         sidebar = re.findall(r'<a href="#([^"]+)" class="md-nav__link"', nav)
         assert ours and set(ours) <= set(sidebar), post.stem
@@ -358,13 +362,17 @@ def test_track_pages_give_each_written_point_its_summary_time_and_a_start(site):
                 if p["id"] not in done:
                     assert "tp-unwritten" in item and "tp-time" not in item
                     continue
-                post = (root / "blog" / done[p["id"]]["slug"] / "index.html").read_text()
+                post = (
+                    root / "blog" / done[p["id"]]["slug"] / "index.html"
+                ).read_text()
                 minutes = re.search(r"(\d+) (?:min read|分钟)", post).group(1)
                 time = re.search(r'class="tp-time"[^>]*>· [^<]*?(\d+)', item)
                 assert time and time.group(1) == minutes, (lang, p["id"], item)
                 summary = re.search(r'class="tp-summary">(.*?)</span>', item, re.S)
                 assert summary, (lang, p["id"])
-                assert unescape(summary.group(1))[:40] == done[p["id"]]["description"][:40]
+                assert (
+                    unescape(summary.group(1))[:40] == done[p["id"]]["description"][:40]
+                )
                 assert (start[lang] in item) == first, (lang, p["id"])
                 first = False
 
@@ -460,7 +468,9 @@ def test_posts_link_the_previous_and_next_point_of_their_track(site):
                 slug = done[point]["slug"]
                 page = (root / "blog" / slug / "index.html").read_text()
                 head = page[: page.index("</head>")]
-                links = dict(re.findall(r'<link rel="(prev|next)" href="([^"]*)"', head))
+                links = dict(
+                    re.findall(r'<link rel="(prev|next)" href="([^"]*)"', head)
+                )
                 want = {}
                 if k > 0:
                     want["prev"] = f"../{done[order[k - 1]]['slug']}/"

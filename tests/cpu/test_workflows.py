@@ -426,3 +426,55 @@ def test_no_expression_is_pasted_into_a_script(path):
     for name, job in load(path)["jobs"].items():
         for step in job.get("steps", []):
             assert "${{" not in step.get("run", ""), (name, step.get("name"))
+
+
+# --- a contributor's pull request -------------------------------------------------
+
+
+def _step_running(job: dict, words: str) -> dict:
+    steps = [s for s in job["steps"] if words in s.get("run", "")]
+    assert len(steps) == 1, f"no single step runs {words!r}"
+    return steps[0]
+
+
+def test_a_pull_request_records_only_what_is_new_or_changed(gpu_wf):
+    """On pull_request_target the GPU job runs `--stale`, so a new point does not
+    re-record, and move the figures of, every other page; a push to main and a
+    manual run still make the full run."""
+    step = _step_running(gpu_wf["jobs"]["gpu"], "python -m thousand.bench")
+    script = step["run"]
+    assert step["env"]["EVENT"] == "${{ github.event_name }}"
+    branch = re.search(
+        r'if \[ "\$EVENT" = pull_request_target \]; then(.*?)else(.*?)fi', script, re.S
+    )
+    assert branch, script
+    pr, other = branch.groups()
+    assert "python -m thousand.bench --stale" in pr
+    assert "python -m thousand.bench\n" in other and "--stale" not in other
+    assert "python -m thousand.bench.evidence $GITHUB_RUN_ID" in script
+
+
+def test_the_site_job_spares_the_placeholders_its_own_run_fills(gpu_wf):
+    site = gpu_wf["jobs"]["site"]
+    assert site["env"]["THOUSAND_EVIDENCE_UNCOMMITTED"] == "1"
+    ci = load(WORKFLOWS / "ci.yml")
+    for job in ci["jobs"].values():  # never where the ledger is the committed one
+        assert "THOUSAND_EVIDENCE_UNCOMMITTED" not in job.get("env", {})
+
+
+def test_ci_runs_the_pinned_linters():
+    """A `lint` job installs the dev extra and runs .ci/lint; the extra pins ruff
+    and clang-format to exact versions, so CI and a contributor agree."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    lint = load(WORKFLOWS / "ci.yml")["jobs"]["lint"]
+    script = _step_running(lint, ".ci/lint")["run"]
+    assert 'pip install -q -e ".[dev]"' in script
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]["dev"]
+    assert sorted(d.split("==")[0] for d in dev) == ["clang-format", "ruff"]
+    assert all(re.fullmatch(r"[\w-]+==[\d.]+", d) for d in dev), dev
+    text = (ROOT / ".ci" / "lint").read_text()
+    for command in ("ruff check", "ruff format --check", "clang-format --dry-run"):
+        assert command in text

@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
+from tests.helpers import numpy_baseline, torch_baseline
 from thousand.bench.baselines import (
     BASELINE_FAMILY,
-    NUMPY,
     PYCUDA_BASELINES,
     as_torch,
     pycuda_ops,
@@ -58,7 +58,7 @@ def test_kernel(benchmark, family, version):
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
 def test_numpy_baseline(benchmark, family):
     host = family.timed_inputs(np.random.default_rng(0), family.bench_size)
-    run = NUMPY[family.name](*host)
+    run = numpy_baseline(family)(*host)
     rounds = 3 if family.name == "matmul" else 5
     benchmark.pedantic(run, rounds=rounds, warmup_rounds=1)
     benchmark.extra_info.update(
@@ -75,15 +75,16 @@ def test_torch_baseline(benchmark, name):
     ops = torch_ops()
     if not ops:
         pytest.skip("PyTorch with CUDA is not installed: no library baseline")
-    if name not in ops:  # a teaching kernel (thread coordinates, say)
+    family = BY_NAME[BASELINE_FAMILY.get(name, name)]
+    make = ops.get(name) or torch_baseline(family)
+    if make is None:  # a teaching kernel (thread coordinates, say)
         pytest.skip(f"PyTorch has no single operation that does what {name} does")
     import torch
 
-    family = BY_NAME[BASELINE_FAMILY.get(name, name)]
     driver()  # share the primary context: events see torch's kernels on stream 0
     host = family.timed_inputs(np.random.default_rng(0), family.bench_size)
     d_in = [as_torch(a) for a in host]
-    run = ops[name](*d_in)
+    run = make(*d_in)
     samples = time_ms(run, repeat=REPEAT)
     _record(
         benchmark,

@@ -8,8 +8,12 @@ extern "C" __global__ void coords(int* out) {
     int thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     int g = block * blockDim.x * blockDim.y * blockDim.z + thread;
     int* o = out + 6 * g;
-    o[0] = threadIdx.x; o[1] = threadIdx.y; o[2] = threadIdx.z;
-    o[3] = blockIdx.x; o[4] = blockIdx.y; o[5] = blockIdx.z;
+    o[0] = threadIdx.x;
+    o[1] = threadIdx.y;
+    o[2] = threadIdx.z;
+    o[3] = blockIdx.x;
+    o[4] = blockIdx.y;
+    o[5] = blockIdx.z;
 }
 
 // Reverse each block's slice through static shared memory (blockDim.x <= 256).
@@ -43,7 +47,8 @@ extern "C" __global__ void warp_ops(const int* in, int* out) {
     int prefix = v;  // inclusive scan with shuffles up
     for (int d = 1; d < 32; d *= 2) {
         int other = __shfl_up_sync(0xffffffffu, prefix, d);
-        if (lane >= d) prefix += other;
+        if (lane >= d)
+            prefix += other;
     }
     int butterfly = v;  // every lane ends with the warp's maximum
     for (int m = 16; m > 0; m /= 2) {
@@ -78,7 +83,8 @@ extern "C" __global__ void atomics(int* counter, float* fsum, double* dsum, int*
 // __syncthreads_count: how many threads of the block pass a predicate.
 extern "C" __global__ void count_multiples_of_three(int* out) {
     int c = __syncthreads_count(threadIdx.x % 3 == 0);
-    if (threadIdx.x == 0) out[blockIdx.x] = c;
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = c;
 }
 
 // float4 loads and make_float4, with __ldg for the read-only input.
@@ -86,7 +92,8 @@ extern "C" __global__ void scale4(const float* x, float* out, float a, int n4) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n4) {
         float4 v = __ldg(reinterpret_cast<const float4*>(x) + i);
-        reinterpret_cast<float4*>(out)[i] = make_float4(a * v.x, a * v.y, a * v.z, a * v.w);
+        reinterpret_cast<float4*>(out)[i] =
+            make_float4(a * v.x, a * v.y, a * v.z, a * v.w);
     }
 }
 
@@ -94,7 +101,8 @@ extern "C" __global__ void scale4(const float* x, float* out, float a, int n4) {
 
 // Threads past n leave before a barrier the others wait at.
 extern "C" __global__ void early_return_before_barrier(float* out, int n) {
-    if (threadIdx.x >= n) return;
+    if (threadIdx.x >= n)
+        return;
     __syncthreads();
     out[threadIdx.x] = 1.0f;
 }
@@ -111,19 +119,22 @@ extern "C" __global__ void divergent_barriers(float* out) {
 
 // Half a warp leaves, then the other half shuffles with a full mask.
 extern "C" __global__ void shuffle_after_exit(float* out) {
-    if (threadIdx.x >= 16) return;
+    if (threadIdx.x >= 16)
+        return;
     out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1.0f, 1);
 }
 
 // Reads one element past the end: out[i] = x[i + 1].
 extern "C" __global__ void read_past_end(const float* x, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = x[i + 1];
+    if (i < n)
+        out[i] = x[i + 1];
 }
 
 // A local array larger than a thread's stack.
 extern "C" __global__ void huge_local_array(float* out) {
     volatile float big[32768];  // 128 KiB
-    for (int i = 0; i < 32768; i += 1024) big[i] = (float)i;
+    for (int i = 0; i < 32768; i += 1024)
+        big[i] = (float)i;
     out[threadIdx.x] = big[threadIdx.x * 1024 % 32768];
 }

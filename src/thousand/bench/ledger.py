@@ -223,6 +223,30 @@ def stale_entries(ledger: dict) -> list[str]:
     return [problem for _, _, problem in stale_subjects(ledger)]
 
 
+# Every message about something the GPU run has not recorded yet ends with this, so
+# that a contributor reads the same three facts wherever CI stops on a new point.
+NEVER_RUN = "never run on this GPU"
+WAITING = (
+    "New, so this is expected until its GPU run: a maintainer adds the label "
+    "`gpu-ok` to the pull request, and the GPU job records what is new or changed "
+    "(python -m thousand.bench --stale). Until then, preview the pages with the "
+    "unrecorded results shown as boxes: THOUSAND_ALLOW_UNRECORDED=1 python -m "
+    "thousand.site serve. After it, commit the run's evidence with python -m "
+    "thousand.bench.evidence RUN_ID, then put the results directives in place of "
+    "the scaffold's `TODO(scaffold:gpu ...)` placeholders."
+)
+
+
+def new_and_stale(ledger: dict) -> tuple[list[str], list[str]]:
+    """Split what the ledger does not match into (new, stale): new is absent from
+    the ledger altogether (a point waiting for its first GPU run); stale was
+    recorded, and its code or output changed since."""
+    new, stale = [], []
+    for _, _, problem in stale_subjects(ledger):
+        (new if problem.endswith(NEVER_RUN) else stale).append(problem)
+    return new, stale
+
+
 def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
     """(section, name, problem) for each thing the ledger no longer matches:
     section is "kernels" (name: the family), "snippets", "experiments" or
@@ -242,7 +266,7 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         for v in family.versions:
             entry = kernels.get(v.kernel)
             if entry is None:
-                stale("kernels", family.name, f"{v.kernel}: never run on this GPU")
+                stale("kernels", family.name, f"{v.kernel}: {NEVER_RUN}")
             elif _changed(entry, "source_sha256", now, bytes_now):
                 stale(
                     "kernels",
@@ -260,7 +284,7 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         key = path.name
         entry = recorded.get(key)
         if entry is None:
-            stale("snippets", key, f"snippets/{key}: never run on this GPU")
+            stale("snippets", key, f"snippets/{key}: {NEVER_RUN}")
             continue
         now = _Now(partial(snippet_fingerprint, path))
         if _changed(entry, "sha256", now, _Now(partial(snippet_sha256, path))):
@@ -274,7 +298,7 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         name = experiment.name
         entry = recorded.get(name)
         if entry is None:
-            stale("experiments", name, f"experiment {name}: never run on this GPU")
+            stale("experiments", name, f"experiment {name}: {NEVER_RUN}")
             continue
         now = _Now(partial(experiment_fingerprint, experiment))
         if _changed(entry, "sha256", now, _Now(experiment.sha256)):
@@ -285,7 +309,7 @@ def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
         key = path.relative_to(ROOT).as_posix()
         entry = recorded.get(key)
         if entry is None:
-            stale("notebooks", key, f"{key}: never run on this GPU")
+            stale("notebooks", key, f"{key}: {NEVER_RUN}")
             continue
         now = _Now(partial(notebook_fingerprint, path))
         cells = _Now(partial(notebook_source_sha256, path))

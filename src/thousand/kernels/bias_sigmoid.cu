@@ -6,8 +6,8 @@
 #include "activations.cuh"
 
 // --8<-- [start:bias-sigmoid-v1]
-extern "C" __global__ void bias_sigmoid_v1(const float* Z, const float* b,
-                                           float* out, int M, int N) {
+extern "C" __global__ void bias_sigmoid_v1(const float* Z, const float* b, float* out,
+                                           int M, int N) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < M * N) {
         float v = Z[i] + b[i % N];

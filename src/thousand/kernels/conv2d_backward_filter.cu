@@ -16,7 +16,8 @@ extern "C" __global__ void conv2d_backward_filter_v1(const float* X, const float
                                                      int C, int R, int S, int F) {
     int P = H - R + 1, Q = W - S + 1;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)R * S * C * F) return;
+    if (i >= (long long)R * S * C * F)
+        return;
     int f = i % F, c = (i / F) % C, s = (i / F / C) % S, r = i / F / C / S;
     float acc = 0.0f;
     for (int n = 0; n < N; ++n) {
@@ -33,13 +34,14 @@ extern "C" __global__ void conv2d_backward_filter_v1(const float* X, const float
 
 // --8<-- [start:conv2d-backward-filter-v2]
 extern "C" __global__ void conv2d_backward_filter_v2(const float* X, float* colsT,
-                                                     int N, int H, int W, int C,
-                                                     int R, int S) {
+                                                     int N, int H, int W, int C, int R,
+                                                     int S) {
     int P = H - R + 1, Q = W - S + 1;
     long long pixels = (long long)N * P * Q;  // one row of colsT
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= pixels * R * S * C) return;
-    long long j = i / pixels;  // the weight's (r, s, c)
+    if (i >= pixels * R * S * C)
+        return;
+    long long j = i / pixels;    // the weight's (r, s, c)
     long long pix = i % pixels;  // consecutive threads: consecutive output pixels
     int c = j % C, s = (j / C) % S, r = j / C / S;
     int q = pix % Q, p = (pix / Q) % P, n = pix / Q / P;

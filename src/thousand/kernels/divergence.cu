@@ -28,6 +28,7 @@ __device__ __forceinline__ float turn(float u, float c, float s) {
 
 // Path p turns by c = 1 - (p + 1)^2 / 8192, s = (p + 1) / 64: exact in float32, so
 // NumPy can use the very same constants. Each case is its own loop.
+// clang-format off: one case a PATH, laid out by hand (clang-format cannot)
 #define PATH(p)                                                                \
     case p:                                                                    \
         return turn(u, 1.0f - (p + 1) * (p + 1) / 8192.0f, (p + 1) / 64.0f);
@@ -39,13 +40,13 @@ __device__ float take_path(float u, int path) {
         PATH(16) PATH(17) PATH(18) PATH(19) PATH(20) PATH(21) PATH(22) PATH(23)
         PATH(24) PATH(25) PATH(26) PATH(27) PATH(28) PATH(29) PATH(30) PATH(31)
     }
+    // clang-format on
     return u;  // not reached: the launcher allows 1 to 32 paths
 }
 // --8<-- [end:turn]
 
 // --8<-- [start:divergence-v1]
-extern "C" __global__ void divergence_v1(const float* x, float* out, int n,
-                                         int paths) {
+extern "C" __global__ void divergence_v1(const float* x, float* out, int n, int paths) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         out[i] = take_path(x[i], i % paths);  // neighbouring lanes: other paths
@@ -54,8 +55,7 @@ extern "C" __global__ void divergence_v1(const float* x, float* out, int n,
 // --8<-- [end:divergence-v1]
 
 // --8<-- [start:divergence-v2]
-extern "C" __global__ void divergence_v2(const float* x, float* out, int n,
-                                         int paths) {
+extern "C" __global__ void divergence_v2(const float* x, float* out, int n, int paths) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         out[i] = take_path(x[i], i / 32 % paths);  // one path for the whole warp

@@ -22,9 +22,9 @@ __device__ __forceinline__ unsigned mulhi32(unsigned a, unsigned b) {
 }
 
 // Philox-4x32 with 10 rounds: counter (c0, c1, c2, c3), key (k0, k1); word w of 4.
-__device__ __forceinline__ unsigned philox4x32_10(unsigned c0, unsigned c1,
-                                                  unsigned c2, unsigned c3,
-                                                  unsigned k0, unsigned k1, int w) {
+__device__ __forceinline__ unsigned philox4x32_10(unsigned c0, unsigned c1, unsigned c2,
+                                                  unsigned c3, unsigned k0, unsigned k1,
+                                                  int w) {
     for (int round = 0; round < 10; ++round) {
         unsigned hi0 = mulhi32(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
         unsigned hi1 = mulhi32(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
@@ -44,7 +44,8 @@ extern "C" __global__ void dropout_v1(const float* X, float* Y, int n, float p,
                                       float scale, unsigned seed_lo, unsigned seed_hi,
                                       unsigned offset_lo, unsigned offset_hi) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    if (i >= n)
+        return;
     unsigned long long j = ((unsigned long long)offset_hi << 32 | offset_lo) + i;
     unsigned long long group = j >> 2;  // Philox's counter: four words per call
     unsigned bits = philox4x32_10((unsigned)group, (unsigned)(group >> 32), 0u, 0u,

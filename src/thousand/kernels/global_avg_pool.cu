@@ -15,8 +15,8 @@
 //     adds the chunks' sums in chunk order: the same result whichever finished last.
 
 // --8<-- [start:global-avg-pool-v1]
-extern "C" __global__ void global_avg_pool_v1(const float* X, float* Y, int N,
-                                              int HW, int C) {
+extern "C" __global__ void global_avg_pool_v1(const float* X, float* Y, int N, int HW,
+                                              int C) {
     extern __shared__ float partial[];  // blockDim.y x blockDim.x sums
     int c = blockIdx.x * blockDim.x + threadIdx.x, n = blockIdx.y;
     float s = 0.0f;
@@ -76,8 +76,9 @@ extern "C" __global__ void global_avg_pool_v2(const float* X, float* Y, float* p
         last_block = atomicAdd(count + tile, 1u) == (unsigned)chunks - 1;
     }
     __syncthreads();
-    if (!last_block) return;
-    __threadfence();  // the count before the sums: read nothing older
+    if (!last_block)
+        return;
+    __threadfence();                  // the count before the sums: read nothing older
     if (threadIdx.y == 0 && c < C) {  // every chunk is in: add them in order
         const volatile float* p = chunk_sums + c;  // from memory, not this SM's L1
         float total = 0.0f;
@@ -86,6 +87,7 @@ extern "C" __global__ void global_avg_pool_v2(const float* X, float* Y, float* p
         }
         Y[(size_t)n * C + c] = total / HW;
     }
-    if (t == 0) count[tile] = 0;  // ready for the next launch
+    if (t == 0)
+        count[tile] = 0;  // ready for the next launch
 }
 // --8<-- [end:global-avg-pool-v2]

@@ -9,8 +9,8 @@
 //     The block size must be a power of two.
 
 // --8<-- [start:hopfield-v1]
-extern "C" __global__ void hopfield_v1(const float* W, const float* S0, float* S,
-                                       int m, int n) {
+extern "C" __global__ void hopfield_v1(const float* W, const float* S0, float* S, int m,
+                                       int n) {
     extern __shared__ float shared[];
     float* s = shared;            // this block's state: n floats
     float* partial = shared + n;  // then blockDim.x partial sums

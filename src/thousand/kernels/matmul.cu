@@ -21,8 +21,8 @@
 //     three-stage shared-memory pipeline.
 
 // --8<-- [start:matmul-v1]
-extern "C" __global__ void matmul_v1(const float* A, const float* B, float* C,
-                                     int M, int N, int K) {
+extern "C" __global__ void matmul_v1(const float* A, const float* B, float* C, int M,
+                                     int N, int K) {
     // Consecutive threads of a warp take consecutive *rows*: 32 different lines.
     int row = blockIdx.x * blockDim.x + threadIdx.x;
     int col = blockIdx.y * blockDim.y + threadIdx.y;
@@ -37,8 +37,8 @@ extern "C" __global__ void matmul_v1(const float* A, const float* B, float* C,
 // --8<-- [end:matmul-v1]
 
 // --8<-- [start:matmul-v2]
-extern "C" __global__ void matmul_v2(const float* A, const float* B, float* C,
-                                     int M, int N, int K) {
+extern "C" __global__ void matmul_v2(const float* A, const float* B, float* C, int M,
+                                     int N, int K) {
     // Consecutive threads of a warp take consecutive columns of the same row.
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     int row = blockIdx.y * blockDim.y + threadIdx.y;
@@ -76,22 +76,24 @@ __device__ __forceinline__ float4 load4(const float* M, int r, int c, int rows,
 
 // Store 4 consecutive values at (r, c..c+3), the part of them that lies inside C.
 __device__ __forceinline__ void store4(float* C, int r, int c, int M, int N, float4 v) {
-    if (r >= M) return;
+    if (r >= M)
+        return;
     if (c + 3 < N && (N & 3) == 0) {
         *reinterpret_cast<float4*>(C + r * N + c) = v;
         return;
     }
     float e[4] = {v.x, v.y, v.z, v.w};
     for (int j = 0; j < 4; ++j) {
-        if (c + j < N) C[r * N + c + j] = e[j];
+        if (c + j < N)
+            C[r * N + c + j] = e[j];
     }
 }
 // --8<-- [end:matmul-edges]
 
 // --8<-- [start:matmul-v3]
 #define T3 32  // tile edge; the block is T3 x T3 threads
-extern "C" __global__ void matmul_v3(const float* A, const float* B, float* C,
-                                     int M, int N, int K) {
+extern "C" __global__ void matmul_v3(const float* A, const float* B, float* C, int M,
+                                     int N, int K) {
     __shared__ float As[T3][T3], Bs[T3][T3];
     int tx = threadIdx.x, ty = threadIdx.y;
     int row = blockIdx.y * T3 + ty, col = blockIdx.x * T3 + tx;
@@ -166,8 +168,10 @@ extern "C" __global__ void __launch_bounds__(256)
         }
         __syncthreads();
         for (int k = 0; k < BK5; ++k) {
-            for (int i = 0; i < TM5; ++i) a[i] = As[trow + i][k];
-            for (int j = 0; j < TN5; ++j) b[j] = Bs[k][tcol + j];
+            for (int i = 0; i < TM5; ++i)
+                a[i] = As[trow + i][k];
+            for (int j = 0; j < TN5; ++j)
+                b[j] = Bs[k][tcol + j];
             for (int i = 0; i < TM5; ++i) {  // 64 FMAs from 16 shared loads
                 for (int j = 0; j < TN5; ++j) {
                     acc[i][j] += a[i] * b[j];
@@ -186,7 +190,6 @@ extern "C" __global__ void __launch_bounds__(256)
     }
 }
 // --8<-- [end:matmul-v5]
-
 
 // --8<-- [start:matmul-v6]
 #define BM6 128
@@ -252,8 +255,8 @@ extern "C" __global__ void __launch_bounds__(256)
 #define WNITER 2
 #define THREADS7 256  // (128 / 64) x (128 / 32) = 8 warps
 #define WMITER (WM7 * WN7 / (32 * TM7 * TN7 * WNITER))  // 1
-#define WSUBM (WM7 / WMITER)                             // 64 rows per sub-tile
-#define WSUBN (WN7 / WNITER)                             // 16 columns per sub-tile
+#define WSUBM (WM7 / WMITER)                            // 64 rows per sub-tile
+#define WSUBN (WN7 / WNITER)                            // 16 columns per sub-tile
 extern "C" __global__ void __launch_bounds__(THREADS7)
     matmul_v7(const float* A, const float* B, float* C, int M, int N, int K) {
     __shared__ __align__(16) float AsT[BK7][BM7];
@@ -298,7 +301,8 @@ extern "C" __global__ void __launch_bounds__(THREADS7)
     for (int k0 = 0; k0 < K; k0 += BK7) {
         stash();
         __syncthreads();
-        if (k0 + BK7 < K) fetch(k0 + BK7);  // in flight while we compute below
+        if (k0 + BK7 < K)
+            fetch(k0 + BK7);  // in flight while we compute below
         for (int k = 0; k < BK7; ++k) {
             for (int mi = 0; mi < WMITER; ++mi) {
                 int wm0 = wrow + mi * WSUBM;  // this sub-tile's first row
@@ -473,8 +477,10 @@ __device__ __forceinline__ void matmul_tc(const float* A, const float* B, float*
                     *reinterpret_cast<float2*>(&C[(size_t)rr * N + c]) =
                         make_float2(d[2 * h], d[2 * h + 1]);
                 } else if (rr < M) {
-                    if (c < N) C[(size_t)rr * N + c] = d[2 * h];
-                    if (c + 1 < N) C[(size_t)rr * N + c + 1] = d[2 * h + 1];
+                    if (c < N)
+                        C[(size_t)rr * N + c] = d[2 * h];
+                    if (c + 1 < N)
+                        C[(size_t)rr * N + c + 1] = d[2 * h + 1];
                 }
             }
         }

@@ -12,8 +12,8 @@
 
 // --8<-- [start:merge-heads-v1]
 // y (n, B, H, T, d) -> x (B, T, n, H, d)
-extern "C" __global__ void merge_heads_v1(const float* y, float* x, int B, int T,
-                                          int n, int H, int d) {
+extern "C" __global__ void merge_heads_v1(const float* y, float* x, int B, int T, int n,
+                                          int H, int d) {
     int total = B * T * n * H * d;  // within int: the launcher checks
     int stride = gridDim.x * blockDim.x;
     for (int o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += stride) {
@@ -31,8 +31,8 @@ extern "C" __global__ void merge_heads_v1(const float* y, float* x, int B, int T
 // --8<-- [start:merge-heads-v2]
 // Grid (T d/4 / block, H, n B), as split_heads_v2: a block row reads one head's
 // T x d contiguous floats and writes them a row of d at a time into x.
-extern "C" __global__ void merge_heads_v2(const float* y, float* x, int B, int T,
-                                          int n, int H, int d) {
+extern "C" __global__ void merge_heads_v2(const float* y, float* x, int B, int T, int n,
+                                          int H, int d) {
     int d4 = d / 4;
     int h = blockIdx.y, s = blockIdx.z / B, b = blockIdx.z % B;
     const float4* y4 =

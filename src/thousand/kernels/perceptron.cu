@@ -31,7 +31,7 @@ extern "C" __global__ void perceptron_v1(const float* X, const float* y,
             __syncthreads();
         }
         float margin = y[i] * (partial[0] + w[d]);
-        __syncthreads();  // all have read partial[0] and w[d] before they change
+        __syncthreads();       // all have read partial[0] and w[d] before they change
         if (margin <= 0.0f) {  // a mistake: move the boundary towards x_i
             for (int k = t; k < d; k += blockDim.x) {
                 w[k] += y[i] * x[k];

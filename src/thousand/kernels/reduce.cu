@@ -233,9 +233,11 @@ __device__ __forceinline__ void atomic_combine(T* out, T v) {
 
 // --8<-- [start:reduce-v7]
 extern "C" __global__ void reduce_v7(const T* x, T* out, int n) {
-    __shared__ T warp_results[32];  // one per warp: at most 1024 / 32
+    __shared__ T warp_results[32];       // one per warp: at most 1024 / 32
     constexpr int PER = 16 / sizeof(T);  // per 16-byte load: 4 floats, 2 doubles
-    struct alignas(16) Pack { T v[PER]; };
+    struct alignas(16) Pack {
+        T v[PER];
+    };
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int first = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
     int packs = n / PER;  // the launcher checked 16-byte alignment

@@ -17,10 +17,8 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int NI, bool S
 __device__ __forceinline__ void warp_tiled(const float* A, const float* B, float* C,
                                            int M, int N, int K) {
     warp_tiled_gemm<BM, BN, BK, WM, WN, TM, TN, NI, SWZ, DBUF>(
-        MatrixLoad{A, M, K, K}, MatrixLoad{B, K, N, N}, MatrixStore{C, M, N, N}, 0,
-        K);
+        MatrixLoad{A, M, K, K}, MatrixLoad{B, K, N, N}, MatrixStore{C, M, N, N}, 0, K);
 }
-
 
 // --8<-- [start:sgemm-v1]
 extern "C" __global__ void __launch_bounds__(256)

@@ -7,10 +7,11 @@
 // v1: one thread per row, three passes over it: the max, the sum, the outputs.
 
 // --8<-- [start:softmax-xent-v1]
-extern "C" __global__ void softmax_xent_v1(const float* Z, const float* T,
-                                           float* dZ, float* loss, int M, int C) {
+extern "C" __global__ void softmax_xent_v1(const float* Z, const float* T, float* dZ,
+                                           float* loss, int M, int C) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;  // this thread's row
-    if (i >= M) return;
+    if (i >= M)
+        return;
     const float* z = Z + (size_t)i * C;
     const float* t = T + (size_t)i * C;
     float m = z[0];

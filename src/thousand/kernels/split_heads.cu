@@ -18,8 +18,8 @@
 
 // --8<-- [start:split-heads-v1]
 // x (B, T, n, H, d) -> y (n, B, H, T, d)
-extern "C" __global__ void split_heads_v1(const float* x, float* y, int B, int T,
-                                          int n, int H, int d) {
+extern "C" __global__ void split_heads_v1(const float* x, float* y, int B, int T, int n,
+                                          int H, int d) {
     int total = n * B * H * T * d;  // within int: the launcher checks
     int stride = gridDim.x * blockDim.x;
     for (int o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += stride) {
@@ -37,8 +37,8 @@ extern "C" __global__ void split_heads_v1(const float* x, float* y, int B, int T
 // --8<-- [start:split-heads-v2]
 // Grid (T d/4 / block, H, n B): a block row per (s, b, h), the output's T x d
 // contiguous floats of one head, so a thread divides once, to find t.
-extern "C" __global__ void split_heads_v2(const float* x, float* y, int B, int T,
-                                          int n, int H, int d) {
+extern "C" __global__ void split_heads_v2(const float* x, float* y, int B, int T, int n,
+                                          int H, int d) {
     int d4 = d / 4;  // float4s per head row
     int h = blockIdx.y, s = blockIdx.z / B, b = blockIdx.z % B;
     const float4* x4 = reinterpret_cast<const float4*>(x) + (s * H + h) * d4;

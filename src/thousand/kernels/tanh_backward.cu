@@ -7,8 +7,8 @@
 #include "activations.cuh"
 
 // --8<-- [start:tanh-backward-v1]
-extern "C" __global__ void tanh_backward_v1(const float* G, const float* Y,
-                                            float* dZ, int M, int N) {
+extern "C" __global__ void tanh_backward_v1(const float* G, const float* Y, float* dZ,
+                                            int M, int N) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < M * N) {
         dZ[i] = G[i] * tanh_grad(Y[i]);

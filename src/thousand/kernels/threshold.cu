@@ -5,8 +5,7 @@
 
 // --8<-- [start:threshold-v1]
 extern "C" __global__ void threshold_v1(const float* X, const float* w,
-                                        const float* theta, float* out, int n,
-                                        int d) {
+                                        const float* theta, float* out, int n, int d) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;  // this thread's input row
     if (i < n) {
         float s = 0.0f;

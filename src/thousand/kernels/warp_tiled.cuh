@@ -37,14 +37,16 @@ struct MatrixStore {
     float* p;
     int rows, cols, ld;
     __device__ __forceinline__ void store4(int r, int c, float4 v) const {
-        if (r >= rows) return;
+        if (r >= rows)
+            return;
         if (c + 3 < cols && aligned(p, ld)) {
             *reinterpret_cast<float4*>(p + (size_t)r * ld + c) = v;
             return;
         }
         const float* e = reinterpret_cast<const float*>(&v);
         for (int j = 0; j < 4; ++j) {
-            if (c + j < cols) p[(size_t)r * ld + c + j] = e[j];
+            if (c + j < cols)
+                p[(size_t)r * ld + c + j] = e[j];
         }
     }
 };

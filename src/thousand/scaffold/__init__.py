@@ -8,10 +8,14 @@ contributor starts from the project's conventions:
     snippets/<point>_<family>.py                                 the "run it" program
     tests/cpu/test_<family>.py                                   its reference tests
 
-The kernels start as out = a * x + y (two versions), correct and checked, so their
-tests pass on the CPU backend and both languages build from the first minute. Every
-place a person must write is marked `TODO(scaffold)`; `python -m thousand.scaffold.todo`
-lists those left. Nothing is ever overwritten: if any target exists, nothing is written.
+The kernels start, by `--kind`, as out = a * x + y (elementwise), a sum (reduction)
+or a prefix sum (scan), two versions each, correct and checked, with the NumPy and
+PyTorch baselines the GPU run times them against, so their tests pass on the CPU
+backend and both languages build from the first minute. Every place a person must
+write is marked `TODO(scaffold)`; the places that wait for the GPU run (the results
+directives) are marked `TODO(scaffold:gpu ...)`, naming what they wait for.
+`python -m thousand.scaffold.todo` lists both. Nothing is ever overwritten: if any
+target exists, nothing is written.
 """
 
 from __future__ import annotations
@@ -27,6 +31,16 @@ from pathlib import Path
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TODO = "TODO(scaffold)"
+# A placeholder for results directives, naming what it waits for, `;` between them:
+# <!-- TODO(scaffold:gpu output b2_axpy) ... -->, <!-- TODO(scaffold:gpu device; table
+# axpy) ... -->. It may stay until the GPU run has recorded what it names.
+GPU_TODO = re.compile(r"TODO\(scaffold:gpu ([^)]*)\)")
+# The kernels a point can start from: what the scaffold's templates compute.
+KINDS = {
+    "elementwise": "out = a * x + y (AXPY), one thread an element",
+    "reduction": "the sum of a vector: a tree in shared memory, warp shuffles",
+    "scan": "the inclusive prefix sum: tiles in shared memory, warp shuffles",
+}
 WIDTH = 88  # code lines fit a page (pyproject.toml: ruff; .clang-format)
 
 TRACKS = {  # the categories each build allows (mkdocs.yml, mkdocs.en.yml)
@@ -60,6 +74,7 @@ class Point:
     title_zh: str
     title_en: str
     date: str  # ISO date, today
+    kind: str = "elementwise"  # a key of KINDS
 
     @property
     def track(self) -> str:
@@ -71,13 +86,16 @@ class Point:
 
     def targets(self) -> dict[str, str]:
         """Repository path -> template name, in the order they are reported."""
+        kernel = "kernel" if self.kind == "elementwise" else self.kind
+        snippet = "snippet" if self.kind == "elementwise" else "one_input.snippet"
+        test = "test" if self.kind == "elementwise" else f"{self.kind}.test"
         return {
             f"docs/zh/blog/posts/{self.slug}.md": "post.zh.md.tmpl",
             f"docs/en/blog/posts/{self.slug}.md": "post.en.md.tmpl",
-            f"src/thousand/kernels/{self.family}.cu": "kernel.cu.tmpl",
-            f"src/thousand/kernels/{self.family}.py": "kernel.py.tmpl",
-            f"snippets/{self.snippet_stem}.py": "snippet.py.tmpl",
-            f"tests/cpu/test_{self.family}.py": "test.py.tmpl",
+            f"src/thousand/kernels/{self.family}.cu": f"{kernel}.cu.tmpl",
+            f"src/thousand/kernels/{self.family}.py": f"{kernel}.py.tmpl",
+            f"snippets/{self.snippet_stem}.py": f"{snippet}.py.tmpl",
+            f"tests/cpu/test_{self.family}.py": f"{test}.py.tmpl",
         }
 
 
@@ -171,15 +189,47 @@ def _front_matter(path: Path) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+def _number(point_id: str) -> int:
+    return int(point_id[1:])
+
+
+def next_free(track: str, plan: dict) -> str:
+    """The id a new point of `track` takes: one past the last, since the points
+    of a track are numbered 1, 2, ... without gaps, in reading order."""
+    points = plan.get(track, {}).get("points", [])
+    return f"{track}{max((_number(p['id']) for p in points), default=0) + 1}"
+
+
+def numbering_gaps(plan: dict) -> list[str]:
+    """Where docs/tracks.yml breaks the rule that each track's points run 1, 2, ...
+    in order, without gaps or repeats (empty when it holds)."""
+    problems = []
+    for track, content in plan.items():
+        ids = [p["id"] for p in content.get("points", [])]
+        for i, point_id in enumerate(ids, 1):
+            if point_id != f"{track}{i}":
+                problems.append(
+                    f"docs/tracks.yml: track {track}'s point {i} is {point_id}, "
+                    f"expected {track}{i} (numbered 1, 2, ... without gaps)"
+                )
+                break
+    return problems
+
+
 def track_titles(point: str, root: Path) -> dict[str, str]:
     """The point's titles in docs/tracks.yml, the learning paths in reading order."""
     plan = _yaml().safe_load((root / "docs" / "tracks.yml").read_text("utf-8"))
+    gaps = numbering_gaps(plan)
+    if gaps:
+        raise ScaffoldError("; ".join(gaps))
     points = {p["id"]: p for t in plan.values() for p in t["points"]}
     if point not in points:
-        ids = sorted(points, key=lambda i: (i[0], int(i[1:])))
+        free = next_free(point[0], plan)
         raise ScaffoldError(
-            f"point {point} is not in docs/tracks.yml, the learning paths "
-            f"({ids[0]}, ..., {ids[-1]}); add it there first, in reading order"
+            f"point {point} is not in docs/tracks.yml, the learning paths; a "
+            f"track's points are numbered without gaps, so the next free id of "
+            f"track {point[0]} is {free}. Add it there first, as the track's last "
+            f"line: - {{id: {free}, zh: <中文标题>, en: <English title>}}"
         )
     return {"zh": points[point]["zh"], "en": points[point]["en"]}
 
@@ -237,9 +287,38 @@ def py_import(module: str, names: list[str]) -> str:
     return f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
 
 
+PARAMS = {  # the kernels' parameters, by kind
+    "elementwise": [
+        "float a",
+        "const float* x",
+        "const float* y",
+        "float* out",
+        "int n",
+    ],
+    "reduction": ["const float* x", "float* out", "int n"],
+    "scan": ["const float* x", "float* out", "float* sums", "int n"],
+}
+KIND_WORDS = {"elementwise": "AXPY", "reduction": "sum", "scan": "prefix sum"}
+HEADINGS = {  # the posts' headings of the two versions, by kind and language
+    "elementwise": {
+        "zh": ("每个元素一个线程", "网格跨步循环"),
+        "en": ("one thread per element", "a grid-stride loop"),
+    },
+    "reduction": {
+        "zh": ("共享内存里的树形归约", "线程束洗牌与原子加"),
+        "en": ("a tree in shared memory", "warp shuffles and one atomic add"),
+    },
+    "scan": {
+        "zh": ("共享内存里的逐步扫描", "线程束洗牌"),
+        "en": ("stepwise in shared memory", "warp shuffles"),
+    },
+}
+
+
 def values(point: Point, lang: str | None = None) -> dict[str, str]:
     f = point.family
-    params = ["float a", "const float* x", "const float* y", "float* out", "int n"]
+    params = PARAMS[point.kind]
+    scalar = ["A"] if point.kind == "elementwise" else []
     out = {
         "point": point.point,
         "slug": point.slug,
@@ -247,15 +326,20 @@ def values(point: Point, lang: str | None = None) -> dict[str, str]:
         "section": f.replace("_", "-"),
         "date": point.date,
         "snippet_stem": point.snippet_stem,
+        "kind_words": KIND_WORDS[point.kind],
         "signature_v1": c_signature(f"{f}_v1", params),
         "signature_v2": c_signature(f"{f}_v2", params),
+        "signature_add": c_signature(
+            f"{f}_add", ["float* out", "const float* sums", "int n"]
+        ),
         "snippet_import": py_import(f"thousand.kernels.{f}", ["FAMILY", f, f"{f}_ref"]),
-        "test_import": py_import(f"thousand.kernels.{f}", ["A", f, f"{f}_ref"]),
+        "test_import": py_import(f"thousand.kernels.{f}", [*scalar, f, f"{f}_ref"]),
     }
     if lang:
         out["title"] = point.title_zh if lang == "zh" else point.title_en
         out["category"] = TRACKS[point.track][lang]
         out["tags"] = TRACKS[point.track]["tags"]
+        out["v1_heading"], out["v2_heading"] = HEADINGS[point.kind][lang]
     return out
 
 
@@ -298,19 +382,22 @@ def scaffold(point: Point, root: Path, dry_run: bool = False) -> list[str]:
     return list(files)
 
 
-def todo_markers(root: Path) -> list[str]:
-    """`path:line: text` of every TODO(scaffold) left in posts, kernels, snippets and
-    tests (`python -m thousand.scaffold.todo` prints them)."""
+def _marked_files(root: Path) -> list[Path]:
     places = [
         *(root / "docs").glob("*/blog/posts/*.md"),
         *(root / "src" / "thousand" / "kernels").glob("*.*"),
         *(root / "snippets").glob("*.*"),
         *(root / "tests").rglob("*.py"),
     ]
+    return [p for p in sorted(places) if p.name != "test_scaffold.py" and p.is_file()]
+
+
+def todo_markers(root: Path) -> list[str]:
+    """`path:line: text` of every TODO(scaffold) left in posts, kernels, snippets and
+    tests (`python -m thousand.scaffold.todo` prints them): prose and code a person
+    must write. The placeholders waiting for the GPU run are gpu_placeholders'."""
     found = []
-    for path in sorted(places):
-        if path.name == "test_scaffold.py" or not path.is_file():
-            continue
+    for path in _marked_files(root):
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         for i, line in enumerate(lines, 1):
             if TODO in line:
@@ -319,36 +406,112 @@ def todo_markers(root: Path) -> list[str]:
     return found
 
 
+@dataclass(frozen=True)
+class GpuPlaceholder:
+    """A `TODO(scaffold:gpu ...)` placeholder: where it is, and what it waits for,
+    as (directive, name) pairs such as ("output", "b2_axpy"), ("table", "axpy")."""
+
+    where: str  # path:line
+    waits_for: tuple[tuple[str, str], ...]
+
+    def unrecorded(self, ledgers: list[dict]) -> list[str]:
+        """What it names that no ledger has recorded yet (empty: time to put the
+        directives in its place)."""
+        missing = []
+        for kind, name in self.waits_for:
+            if kind == "output":
+                found = any(f"{name}.py" in led.get("snippets", {}) for led in ledgers)
+            elif kind in ("table", "ladder", "targets"):
+                found = any(
+                    e.get("family") == name
+                    for led in ledgers
+                    for e in led.get("kernels", {}).values()
+                )
+            elif kind == "experiment":
+                found = any(name in led.get("experiments", {}) for led in ledgers)
+            else:  # the device box shows the run of whatever else the page shows
+                continue
+            if not found:
+                missing.append(f"{kind} {name}")
+        return missing
+
+
+def gpu_placeholders(root: Path) -> list[GpuPlaceholder]:
+    """Every `TODO(scaffold:gpu ...)` in the posts."""
+    found = []
+    for path in sorted((root / "docs").glob("*/blog/posts/*.md")):
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        for i, line in enumerate(lines, 1):
+            for m in GPU_TODO.finditer(line):
+                pairs = []
+                for part in m.group(1).split(";"):
+                    words = part.split()
+                    if words:
+                        pairs.append((words[0], " ".join(words[1:])))
+                rel = path.relative_to(root).as_posix()
+                found.append(GpuPlaceholder(f"{rel}:{i}", tuple(pairs)))
+    return found
+
+
+def placeholder_report(root: Path, ledgers: list[dict]) -> tuple[list[str], list[str]]:
+    """(waiting, ready): the GPU placeholders that still wait for the GPU run, and
+    those whose run is recorded (or that name nothing in the repository), which must
+    give way to their directives. Each as `path:line: what`."""
+    waiting, ready = [], []
+    for ph in gpu_placeholders(root):
+        unknown = [
+            f"{kind} {name}"
+            for kind, name in ph.waits_for
+            if (kind == "output" and not (root / "snippets" / f"{name}.py").exists())
+            or (
+                kind in ("table", "ladder", "targets")
+                and not (root / "src" / "thousand" / "kernels" / f"{name}.cu").exists()
+            )
+        ]
+        missing = ph.unrecorded(ledgers)
+        if unknown:
+            ready.append(f"{ph.where}: names {', '.join(unknown)}, which do not exist")
+        elif missing:
+            waiting.append(f"{ph.where}: waits for the GPU run of {', '.join(missing)}")
+        else:
+            what = "; ".join(f"{k} {n}".strip() for k, n in ph.waits_for)
+            ready.append(f"{ph.where}: recorded; put the directives ({what}) here")
+    return waiting, ready
+
+
 # -- the command ----------------------------------------------------------------------
 
 
 def next_steps(point: Point) -> str:
     f, stem = point.family, point.snippet_stem
     return f"""\
-Next steps (docs/zh/contributing.md, docs/en/contributing.md say more):
-  1. Make the kernels yours: src/thousand/kernels/{f}.cu and {f}.py start as
-     out = a * x + y in two versions. Keep the header lines, the section markers,
-     the launchers' input checks and FAMILY; change snippets/{stem}.py and
-     tests/cpu/test_{f}.py to match. Check them on the CPU backend:
-         pytest -q -k {f}
+Next steps (the Contributing page, docs/en/contributing.md, says more):
+  1. Make the kernels yours. src/thousand/kernels/{f}.cu and {f}.py start as
+     two versions of {point.kind}: {KINDS[point.kind]}.
+     Keep the header lines, the section markers, the launchers' input checks
+     and FAMILY; change snippets/{stem}.py and tests/cpu/test_{f}.py to match.
+     Check them on the CPU backend:
+         pytest -q -n 0 -k {f}
          python -m thousand.kernels.{f}
-  2. Add the baselines the GPU run times {f} against, in
-     src/thousand/bench/baselines.py: NUMPY["{f}"], and "{f}" in torch_ops().
+  2. Keep numpy_baseline and torch_baseline in {f}.py computing what the kernels
+     compute: the GPU run times the kernels against them, and checks both.
   3. Write both posts, each in its own language, and preview them:
-         python -m thousand.site serve
+         THOUSAND_ALLOW_UNRECORDED=1 python -m thousand.site serve
+     Every new Chinese term goes into docs/glossary.yml (with its avoid: list)
+     and docs/jieba_userdict.txt. Link the posts before and after this point to
+     it, and it to them: that means editing those published posts too.
      What is left to write:  python -m thousand.scaffold.todo
-  4. When the kernels and the snippet are final, the GPU run:
-         python -m thousand.bench
-     on the GPU model of the recorded run (mkdocs.yml, extra.results), or ask a
-     maintainer in the pull request. Commit what it writes under docs/assets/ as it
-     is. Until then pytest reports {f}_v1, {f}_v2 and snippets/{stem}.py as never
-     run on the GPU (test_ledger, test_emulated_snippets): that is expected.
-  5. Then replace the placeholders in both posts with the directives
+  4. Open the pull request; its template is the checklist. Until the GPU run,
+     exactly these stop, each saying that it waits for it:
+         test_ledger.py::test_every_point_has_had_its_gpu_run
+         test_emulated_snippets.py::test_snippet_runs_on_cpu[{stem}.py]
+     A maintainer's `gpu-ok` label starts the GPU run of what is new or changed.
+  5. After it: python -m thousand.bench.evidence RUN_ID commits what it recorded;
+     then replace each TODO(scaffold:gpu ...) in both posts with the directives
          <!-- results:output {stem} -->     under the snippet
          <!-- results:device -->
          <!-- results:table {f} -->          under the Measured heading
-     and check: pytest, then python -m thousand.site build
-  6. Open the pull request: its template is the checklist."""
+     and check: pytest, then python -m thousand.site build"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -362,6 +525,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("point", help="the point's id in docs/tracks.yml: A1, ..., B1, ...")
     p.add_argument("--slug", required=True, help="ASCII path of both posts")
     p.add_argument("--family", required=True, help="kernel family (snake_case)")
+    p.add_argument(
+        "--kind",
+        choices=sorted(KINDS),
+        default="elementwise",
+        help="the kernels to start from: "
+        + "; ".join(f"{k}: {v}" for k, v in KINDS.items())
+        + " (default: elementwise)",
+    )
     p.add_argument("--title-zh", help="the Chinese title (default: docs/tracks.yml)")
     p.add_argument("--title-en", help="the English title (default: docs/tracks.yml)")
     p.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
@@ -398,6 +569,7 @@ def _point(args) -> Point:
         title_zh=found.get("title_zh", found["titles"]["zh"]),
         title_en=found.get("title_en", found["titles"]["en"]),
         date=dt.date.today().isoformat(),
+        kind=args.kind,
     )
 
 

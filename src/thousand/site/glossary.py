@@ -194,7 +194,8 @@ def deviations(docs_dir: Path = ZH_DOCS, root: Path = ROOT) -> list[Deviation]:
     """Every spelling the glossary avoids in the Chinese pages under `docs_dir`
     (whole source: front matter, prose, code blocks; a notebook as its file), in
     the files and sections they include, in the site's own Chinese
-    (src/thousand/site/*.py) and in the glossary's Chinese notes."""
+    (src/thousand/site/*.py), in the points' titles (docs/tracks.yml) and in the
+    glossary's Chinese notes."""
     found: list[Deviation] = []
     included: set[tuple[Path, str]] = set()
     for page in sorted(Path(docs_dir).rglob("*")):
@@ -208,6 +209,9 @@ def deviations(docs_dir: Path = ZH_DOCS, root: Path = ROOT) -> list[Deviation]:
                 found += _deviations_in(path, shown, first, via)
     for source in sorted(SITE_SOURCES.glob("*.py")):
         found += _deviations_in(source, source.read_text(encoding="utf-8"))
+    tracks = Path(root) / "docs" / "tracks.yml"  # the track pages' point titles
+    if tracks.is_file():
+        found += _deviations_in(tracks, tracks.read_text(encoding="utf-8"))
     lines = GLOSSARY_FILE.read_text(encoding="utf-8").splitlines()
     for items in entries().values():
         for e in items:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+# The tables below are laid out by hand, several entries a line.
+# fmt: off
 SYMBOLS = {
     # Greek
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε",
@@ -45,7 +47,8 @@ SILENT = {
     "nolimits", "mathrel", "mathop", "mathbin", "middle",
 }
 SPACES = {"quad": " ", "qquad": " ", ",": " ", ";": " ", ":": " ", "!": "", " ": " "}
-ESCAPED = {"{": "{", "}": "}", "%": "%", "_": "_", "#": "#", "&": "&", "$": "$", "|": "‖"}
+ESCAPED = {"{": "{", "}": "}", "%": "%", "_": "_", "#": "#", "&": "&", "$": "$",
+           "|": "‖"}
 # commands whose one argument is the text itself
 WRAPPERS = {
     "text", "textrm", "textbf", "textit", "texttt", "textsf", "mathrm", "mathbf",
@@ -56,6 +59,7 @@ DOUBLE_STRUCK = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E"
 ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "bar": "\u0304", "overline": "\u0305",
            "tilde": "\u0303", "widetilde": "\u0303", "vec": "\u20d7", "dot": "\u0307"}
 FRACTIONS = {"frac", "tfrac", "dfrac", "cfrac"}
+# fmt: on
 # under/over annotations: keep the body, drop the note set under or over it
 BRACES = {"underbrace", "overbrace"}
 

@@ -757,6 +757,11 @@ class Results:
     # -- directives -------------------------------------------------------------
 
     def render_page(self, markdown: str, page_uri: str) -> str:
+        found = [(m.group(1), m.group(2).split()) for m in DIRECTIVE.finditer(markdown)]
+        self._page_recorded = [
+            self._recorded(kind, args) for kind, args in found if kind != "device"
+        ]
+
         def replace(m: re.Match) -> str:
             kind, args = m.group(1), m.group(2).split()
             method = getattr(self, f"_{kind}", None)
@@ -766,13 +771,37 @@ class Results:
                 return method(args, page_uri)
             except DirectiveError as e:
                 if os.environ.get("THOUSAND_ALLOW_UNRECORDED") != "1":
-                    raise
+                    raise DirectiveError(f"{e}\n{L.WAITING}") from e
                 # Writing a page before its GPU run: show the gap, loudly.
                 return f'!!! danger "NOT RECORDED YET"\n\n    {e}\n'
 
         return DIRECTIVE.sub(replace, markdown)
 
+    def _recorded(self, kind: str, args: list[str]) -> bool | None:
+        """Whether the ledger has what a directive names (None: not a directive
+        that names one thing, or one this cannot tell)."""
+        if not args:
+            return None
+        if kind == "output":
+            return f"{args[0]}.py" in self.ledger["snippets"]
+        if kind in ("table", "ladder", "targets"):
+            families = {k["family"] for k in self.ledger["kernels"].values()}
+            return bool(families & set(args))
+        if kind == "experiment":
+            return args[0] in self.ledger.get("experiments", {})
+        if kind == "plot":
+            return args[0] in self.ledger.get("series", {})
+        return None
+
     def _device(self, args, page_uri):
+        shown = [r for r in getattr(self, "_page_recorded", []) if r is not None]
+        if shown and not any(shown):
+            # Everything else on the page waits for its first GPU run: the runs
+            # below measured none of it, so the box would claim what is not so.
+            raise DirectiveError(
+                f"{page_uri}: nothing this page shows is recorded yet, so no run "
+                "is its run"
+            )
         d, runs, t = self.ledger["device"], self.ledger["runs"], self.t
         sm = f"sm_{d['compute_capability'].replace('.', '')}"
 

@@ -78,9 +78,7 @@ def without_highlighting(html: str) -> str:
 
 # Math as arithmatex leaves it in the page for MathJax (generic mode): the index
 # would show the TeX source, \(P\) and \[ ... \], in every result.
-_MATH = re.compile(
-    r'(<(span|div) class="arithmatex">)(.*?)(</\2>)', re.S
-)
+_MATH = re.compile(r'(<(span|div) class="arithmatex">)(.*?)(</\2>)', re.S)
 
 
 def readable_math(html: str) -> str:

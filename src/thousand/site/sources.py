@@ -132,7 +132,7 @@ def includes(text: str, rel: str, root: Path, sections: dict) -> list[str]:
         if parts is None:
             continue
         path, section = parts.group("path"), parts.group("section")
-        where = f"{rel}:{number}: the include --8<-- \"{target}\""
+        where = f'{rel}:{number}: the include --8<-- "{target}"'
         file = root / path
         if not file.is_file():
             problems.append(f"{where} names {path}, which does not exist")
