@@ -1,4 +1,4 @@
-"""Data-parallel training of A15's GPT (B19): every rank holds the whole model, runs
+"""Data-parallel training of the GPT (A15, at A16's sizes; B19): every rank holds the whole model, runs
 forward and backward on its own share of the global batch with the package's
 kernels, and the ranks add their gradients with torch.distributed's all_reduce
 (NCCL between GPUs; gloo between CPU processes, or between processes sharing one

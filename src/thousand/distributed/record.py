@@ -8,7 +8,7 @@ parallelism (weak, strong, ZeRO-1) on `--world` GPUs of this machine, and writes
 how its GPUs are linked (`nvidia-smi topo -m`), the run's date, commit and software,
 a fingerprint of the code that ran, and three experiment results in the schema of
 thousand.experiments (lines, bars, timeline), which the site draws with
-`<!-- results:several-gpus NAME -->`.
+`<!-- results:gpus NAME -->`.
 
 These records are apart from the per-GPU ledger (docs/assets/results/<gpu>.json):
 that one is written by `python -m thousand.bench` on a machine of one GPU, and a

@@ -704,6 +704,7 @@ def _size(nbytes: int) -> str:
 
 MODEL_TEXT = {
     "zh": {
+        "cpu_affinity": "CPU 亲和性",
         "who": "拟合对象",
         "nccl": "NCCL",
         "v2": "环 v2",
@@ -720,6 +721,7 @@ MODEL_TEXT = {
         "节点间环，节点内 all-gather。括号里是按 nccl-tests 定义算出的总线带宽。",
     },
     "en": {
+        "cpu_affinity": "CPU affinity",
         "who": "fitted to",
         "nccl": "NCCL",
         "v2": "ring v2",
@@ -1008,6 +1010,33 @@ class Results:
             + experiments.notes(e, result, self.lang)
             + f"\n{where}\n"
         )
+
+    def _gpus_topology(self, args, page_uri):
+        """`<!-- results:gpus_topology N -->`: how the GPUs of the N-GPU record are
+        linked, as `nvidia-smi topo -m` printed it there, as a table."""
+        from thousand.distributed.record import RECORDS_DIR
+
+        if len(args) != 1 or not args[0].isdigit():
+            raise DirectiveError(
+                f"{page_uri}: results:gpus_topology takes N, got {args}"
+            )
+        for path in sorted(RECORDS_DIR.glob(f"*-x{args[0]}.json")):
+            text = json.loads(path.read_text(encoding="utf-8"))["device"]["topology"]
+            break
+        else:
+            raise DirectiveError(f"{page_uri}: no record of {args[0]} GPUs")
+        lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln) for ln in text.splitlines()]
+        head = [h.strip() for h in lines[0].split("\t")]
+        n = sum(h.startswith("GPU") and h[3:].isdigit() for h in head)
+        t = MODEL_TEXT[self.lang]
+        out = ["| | " + " | ".join([*head[:n], t["cpu_affinity"]]) + " |"]
+        out.append("|---" * (n + 2) + "|")
+        for ln in lines[1:]:
+            cells = [c.strip() for c in ln.split("\t")]
+            if not (cells[0].startswith("GPU") and len(cells) > n + 1):
+                break
+            out.append("| " + " | ".join(cells[: n + 2]) + " |")
+        return "\n".join(out) + "\n"
 
     def _gpus_model(self, args, page_uri):
         """`<!-- results:gpus_model -->`: the alpha-beta model fitted to each record's
