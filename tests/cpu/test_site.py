@@ -632,3 +632,59 @@ def test_search_index_and_mermaid_wait_for_the_reader(site):
     assert '<pre class="mermaid">' in why
     assert why.index("lazy-mermaid.js") < why.index("assets/javascripts/bundle.")
     assert not re.search(r'<script src="[^"]*mermaid\.min\.js"', why)
+
+
+def test_pages_describe_themselves_and_name_a_default_language(site, site_url):
+    """No two pages of a language share a description (the site's own was on 22 of
+    each: the blog's lists, the tracks, the notebook...); every page names the
+    Chinese copy as x-default; the home page's preview title is the site's name,
+    and English titles lead with the English name."""
+    for lang, root in (("zh", site), ("en", site / "en")):
+        seen: dict[str, str] = {}
+        for html_path in root.rglob("*.html"):
+            rel = html_path.relative_to(root).as_posix()
+            if lang == "zh" and rel.startswith("en/"):
+                continue
+            text = html_path.read_text()
+            if rel != "404.html":
+                d = re.search(r'<meta name="description" content="([^"]+)"', text)
+                assert d, rel
+                twin = seen.get(d.group(1))
+                assert twin is None, f"{lang}: {rel} and {twin}"
+                seen[d.group(1)] = rel
+            zh = re.search(r'<link rel="alternate" href="([^"]+)" hreflang="zh">', text)
+            default = re.findall(
+                r'<link rel="alternate" href="([^"]+)" hreflang="x-default">', text
+            )
+            assert default == [zh.group(1)], f"{lang}/{rel}: {default}"
+        assert len(seen) > 40, lang
+        home = (root / "index.html").read_text()
+        name = "一千个知识点 · A Thousand Points" if lang == "zh" else (
+            "A Thousand Points · 一千个知识点"
+        )
+        assert f'<meta property="og:title" content="{name}">' in home
+        post = (root / "blog" / "why-gpu" / "index.html").read_text()
+        assert re.search(r"<title>[^<]* - " + re.escape(name) + "</title>", post)
+
+
+def test_the_feeds_stylesheet_speaks_the_feeds_language(site):
+    from xml.dom import minidom
+
+    for lang, root, words, other in (
+        ("zh", site, "阅读全文", "Read the post"),
+        ("en", site / "en", "Read the post", "阅读全文"),
+    ):
+        feed = (root / "feed_rss_created.xml").read_text()
+        assert '<?xml-stylesheet type="text/xsl" href="rss.xsl"?>' in feed
+        xsl = (root / "rss.xsl").read_text()
+        minidom.parseString(xsl.encode())  # well-formed
+        assert words in xsl and other not in xsl and "Par " not in xsl, lang
+
+
+def test_chart_text_writes_powers_as_superscripts(site):
+    """Charts write 2²⁶ as the pages do, not 2^26."""
+    plots = [*site.glob("assets/plots/*.svg"), *site.glob("en/assets/plots/*.svg")]
+    assert len(plots) > 20
+    for svg in plots:
+        texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text())
+        assert not [t for t in texts if re.search(r"\d\^", t)], svg.name

@@ -19,6 +19,8 @@ from thousand.site import (
     alternates,
     benchmarks,
     charts,
+    descriptions,
+    feedstyle,
     glossary,
     pagetoc,
     plaintex,
@@ -129,6 +131,18 @@ def on_page_markdown(markdown, page, config, files):
         raise PluginError(f"directive: {e}") from e
 
 
+def on_page_context(context, page, config, nav):
+    # pages with no front matter of their own (the blog's generated lists, the
+    # notebook) get a description of their own rather than the site's; a copy of
+    # the meta, since the blog's later pages share their first page's
+    text = descriptions.describe(
+        page.url, page.file.src_uri, page.title or "", config.theme["language"]
+    )
+    if text and (descriptions.is_view(page.url) or not page.meta.get("description")):
+        page.meta = {**page.meta, "description": text}
+    return context
+
+
 def on_page_content(html, page, config, files):
     # The reading time of a post (the blog plugin's own count is off in mkdocs.yml:
     # it sees a Chinese sentence as one word); a readtime set in front matter wins.
@@ -191,6 +205,9 @@ def on_files(files, config):
         files.append(File.generated(config, uri, content=svg))
     for uri, markdown in _benchmark_pages.items():
         files.append(File.generated(config, uri, content=markdown))
+    if config.plugins.get("rss") is not None:
+        xsl = feedstyle.stylesheet(lang)
+        files.append(File.generated(config, "rss.xsl", content=xsl))
     for src, data in _vendored.values():
         if data is not None:
             files.append(File.generated(config, src, content=data))
@@ -230,8 +247,13 @@ def _with_alternates(output: str, config, path) -> str:
         if lang not in links:
             return m.group(0)
         href = urljoin(config.site_url or "/", links[lang]) + path(lang)
-        return f'<link rel="alternate" href="{html.escape(href)}" hreflang="{lang}">'
+        tag = f'<link rel="alternate" href="{html.escape(href)}" hreflang="{lang}">'
+        if lang == default:
+            # a reader whose language is neither gets the site's first language
+            tag += "\n" + tag.replace(f'hreflang="{lang}"', 'hreflang="x-default"')
+        return tag
 
+    default = next(iter(links), None)
     return _ALTERNATE.sub(one, output)
 
 
