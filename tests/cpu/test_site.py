@@ -688,3 +688,51 @@ def test_chart_text_writes_powers_as_superscripts(site):
     for svg in plots:
         texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text())
         assert not [t for t in texts if re.search(r"\d\^", t)], svg.name
+
+
+def test_pages_install_with_the_shared_commands_only(site):
+    """Every page writes the install for a GPU and for no GPU from
+    docs/includes/install.sh, never by hand (they drifted into five spellings); a
+    test extra is named only for running a test."""
+    for lang, docs in DOCS.items():
+        for page in docs.rglob("*.md"):
+            if page.name == "contributing.md":  # a contributor's setup, not a reader's
+                continue
+            for line in page.read_text().splitlines():
+                if "pip install -e" in line:
+                    assert '".[test]"' in line, f"{lang}/{page.name}: {line[:80]}"
+    include = (ROOT / "docs" / "includes" / "install.sh").read_text()
+    gpu = re.search(r"\[start:gpu\]\n(.*?)# --8<-- \[end:gpu\]", include, re.S)
+    assert gpu.group(1).strip() == 'pip install -e ".[gpu,snippets]"'
+    page = unescape(re.sub(r"<[^>]+>", "", (site / "en" / "index.html").read_text()))
+    assert 'pip install -e ".[gpu,snippets]"' in page
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in page
+
+
+def test_posts_name_their_repository_above_the_commands():
+    from thousand.site import repo
+
+    post = (
+        '<h1>T</h1><h2 id="run-it-yourself">Run it yourself<a class="headerlink" '
+        'href="#run-it-yourself">&para;</a></h2><p>You need</p>'
+    )
+    shown = repo.add(post, "https://github.com/o/r", "en")
+    assert '</h2>\n<p class="tp-repo">' in shown
+    assert '<a href="https://github.com/o/r">github.com/o/r</a>' in shown
+    assert repo.add(post, None, "en") == post  # no address: nothing made up
+    zh = post.replace("Run it yourself", "自己跑一遍")
+    assert "代码在仓库" in repo.add(zh, "https://github.com/o/r", "zh")
+
+
+def test_a_local_build_takes_the_repository_from_the_clones_origin(tmp_path):
+    import subprocess
+
+    from thousand.site import repo
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert repo.from_git(tmp_path) is None
+    subprocess.run(
+        ["git", "-C", str(tmp_path), "remote", "add", "origin", "git@github.com:o/r.git"],
+        check=True,
+    )
+    assert repo.from_git(tmp_path) == "https://github.com/o/r"

@@ -25,6 +25,7 @@ from thousand.site import (
     pagetoc,
     plaintex,
     readtime,
+    repo,
     search,
     texsvg,
     tracks,
@@ -47,6 +48,12 @@ def on_config(config):
     rss = config.plugins.get("rss")
     if rss is not None and not rss.config.image:
         rss.config.image = f"{config.site_url or ''}images/points-144.png"
+    # the repository's address: REPO_URL where the site is published, else the
+    # clone's origin (posts show it above their commands: repo.py)
+    if not config.repo_url:
+        config.repo_url = repo.from_git(Path(config.config_file_path).parent)
+        if config.repo_url and not config.repo_name:  # the header's source link
+            config.repo_name = config.repo_url.split("://", 1)[-1].split("/", 1)[-1]
     _results = Results(config.extra["results"], config.theme["language"])
     _excerpts_up_to_the_separator()
     # MathJax and Mermaid: where pages load them from (docs/overrides/main.html).
@@ -280,6 +287,7 @@ def on_post_page(output, page, config):
         except texsvg.TexError as e:
             raise PluginError(str(e)) from e
     if uri_is_post(page.file.src_uri):
+        output = repo.add(output, config.repo_url, config.theme["language"])
         # the table of contents on a phone (the sidebar's is hidden there)
         output = pagetoc.add(output, page.toc, config.theme["language"])
         # <link rel=prev/next> along the post's track, not by date
