@@ -636,3 +636,28 @@ def test_the_root_404_page_speaks_english_under_en(base_url, page):
     assert page.evaluate("document.documentElement.lang") == "en"
     home = page.locator(".tp-404[lang=en] a").first.get_attribute("href")
     assert home.endswith("/en/"), home
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_host_device_diagram_reads_on_a_phone(base_url, chromium, lang):
+    """why-gpu's sequence diagram is drawn narrow (short lines, a small margin), so
+    that on a 390 px phone it is scaled to at least 0.8 of its size: its 16 px
+    text shows at 12.8 px or more (it was 0.39 in English, about 6 CSS px)."""
+    context, page = _open(chromium, width=PHONE)
+    try:
+        _load(page, base_url + LANGS[lang] + "blog/why-gpu/")
+        assert _diagrams(page, 1) == ["svg"]
+        cdp = page.context.new_cdp_session(page)
+        root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
+        svg = next(
+            n
+            for n in _walk(root)
+            if n.get("nodeName", "").lower() == "svg"
+            and _attrs(n).get("aria-roledescription") == "sequence"
+        )
+        drawn = float(_attrs(svg)["viewBox"].split()[2])
+        shown = cdp.send("DOM.getBoxModel", {"nodeId": svg["nodeId"]})["model"]["width"]
+        cdp.detach()
+        assert shown / drawn >= 0.8, (lang, drawn, shown)
+    finally:
+        context.close()
