@@ -661,3 +661,38 @@ def test_the_host_device_diagram_reads_on_a_phone(base_url, chromium, lang):
         assert shown / drawn >= 0.8, (lang, drawn, shown)
     finally:
         context.close()
+
+
+OVERFLOWING = """() => [...document.querySelectorAll('div.arithmatex')]
+  .filter(d => d.scrollWidth > d.clientWidth + 1).length"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_wide_formulas_are_broken_at_desktop_and_cued_on_a_phone(
+    base_url, chromium, lang
+):
+    """The posts whose formulas ran past the 1280 px column break them in lines
+    (gathered, aligned) and fit; on a phone a formula that still scrolls shows a
+    shadow at the edge where more lies (covers that scroll with it, shadows that
+    stay)."""
+    posts = [
+        "lenet-5",
+        "execution-model",
+        "multilayer-perceptron",
+        "softmax-layernorm-attention",
+        "perceptron",
+    ]
+    context, page = _open(chromium, width=1280)
+    try:
+        for post in posts:
+            _load(page, base_url + LANGS[lang] + f"blog/{post}/")
+            assert page.evaluate(OVERFLOWING) == 0, post
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        page.wait_for_timeout(200)
+        assert page.evaluate(OVERFLOWING) > 0  # the perceptron's, on a phone
+        attach = page.eval_on_selector(
+            "div.arithmatex", "d => getComputedStyle(d).backgroundAttachment"
+        )
+        assert attach.replace(" ", "") == "local,local,scroll,scroll"
+    finally:
+        context.close()
