@@ -696,3 +696,28 @@ def test_wide_formulas_are_broken_at_desktop_and_cued_on_a_phone(
         assert attach.replace(" ", "") == "local,local,scroll,scroll"
     finally:
         context.close()
+
+
+def test_a_post_prints_with_its_formulas_diagrams_and_code(base_url, chromium):
+    """In print (and PDF) a post drops its own table of contents, fits every
+    formula to the page instead of cutting it, and draws every diagram when the
+    print begins (diagrams otherwise wait to be scrolled near); code wraps."""
+    context, page = _open(chromium, width=794)  # A4 at 96 px an inch
+    try:
+        page.emulate_media(media="print")
+        _load(page, base_url + "en/blog/lenet-5/")
+        assert not page.locator("details.tp-toc").is_visible()
+        assert page.evaluate(OVERFLOWING) == 0
+        wrap = "c => getComputedStyle(c).whiteSpace"
+        assert page.eval_on_selector("pre > code", wrap) == "pre-wrap"
+        page.set_viewport_size({"width": 794, "height": 300})  # the diagram far off
+        _load(page, base_url + "en/blog/why-gpu/")
+        drawn = "() => document.querySelectorAll('div.mermaid').length"
+        assert page.evaluate(drawn) == 0
+        page.evaluate("() => dispatchEvent(new Event('beforeprint'))")
+        page.wait_for_function(
+            "() => document.querySelectorAll('div.mermaid').length >= 1", timeout=15_000
+        )
+        assert len(page.pdf(format="A4")) > 10_000
+    finally:
+        context.close()
