@@ -398,6 +398,6 @@ def test_a_block_shape_reads_as_written_not_as_a_python_tuple(kept, shown):
 
 
 def test_chart_sizes_are_powers_of_two_where_tables_say_so():
-    assert render._power_of_two_chart(2**28) == "2^28"
+    assert render._power_of_two_chart(2**28) == "2²⁸"
     assert render._power_of_two_chart(4096) == "4096"  # small sizes stay numbers
     assert render._power_of_two_chart(50257) == "50257"

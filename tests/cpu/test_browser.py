@@ -636,3 +636,88 @@ def test_the_root_404_page_speaks_english_under_en(base_url, page):
     assert page.evaluate("document.documentElement.lang") == "en"
     home = page.locator(".tp-404[lang=en] a").first.get_attribute("href")
     assert home.endswith("/en/"), home
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_host_device_diagram_reads_on_a_phone(base_url, chromium, lang):
+    """why-gpu's sequence diagram is drawn narrow (short lines, a small margin), so
+    that on a 390 px phone it is scaled to at least 0.8 of its size: its 16 px
+    text shows at 12.8 px or more (it was 0.39 in English, about 6 CSS px)."""
+    context, page = _open(chromium, width=PHONE)
+    try:
+        _load(page, base_url + LANGS[lang] + "blog/why-gpu/")
+        assert _diagrams(page, 1) == ["svg"]
+        cdp = page.context.new_cdp_session(page)
+        root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
+        svg = next(
+            n
+            for n in _walk(root)
+            if n.get("nodeName", "").lower() == "svg"
+            and _attrs(n).get("aria-roledescription") == "sequence"
+        )
+        drawn = float(_attrs(svg)["viewBox"].split()[2])
+        shown = cdp.send("DOM.getBoxModel", {"nodeId": svg["nodeId"]})["model"]["width"]
+        cdp.detach()
+        assert shown / drawn >= 0.8, (lang, drawn, shown)
+    finally:
+        context.close()
+
+
+OVERFLOWING = """() => [...document.querySelectorAll('div.arithmatex')]
+  .filter(d => d.scrollWidth > d.clientWidth + 1).length"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_wide_formulas_are_broken_at_desktop_and_cued_on_a_phone(
+    base_url, chromium, lang
+):
+    """The posts whose formulas ran past the 1280 px column break them in lines
+    (gathered, aligned) and fit; on a phone a formula that still scrolls shows a
+    shadow at the edge where more lies (covers that scroll with it, shadows that
+    stay)."""
+    posts = [
+        "lenet-5",
+        "execution-model",
+        "multilayer-perceptron",
+        "softmax-layernorm-attention",
+        "perceptron",
+    ]
+    context, page = _open(chromium, width=1280)
+    try:
+        for post in posts:
+            _load(page, base_url + LANGS[lang] + f"blog/{post}/")
+            assert page.evaluate(OVERFLOWING) == 0, post
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        page.wait_for_timeout(200)
+        assert page.evaluate(OVERFLOWING) > 0  # the perceptron's, on a phone
+        attach = page.eval_on_selector(
+            "div.arithmatex", "d => getComputedStyle(d).backgroundAttachment"
+        )
+        assert attach.replace(" ", "") == "local,local,scroll,scroll"
+    finally:
+        context.close()
+
+
+def test_a_post_prints_with_its_formulas_diagrams_and_code(base_url, chromium):
+    """In print (and PDF) a post drops its own table of contents, fits every
+    formula to the page instead of cutting it, and draws every diagram when the
+    print begins (diagrams otherwise wait to be scrolled near); code wraps."""
+    context, page = _open(chromium, width=794)  # A4 at 96 px an inch
+    try:
+        page.emulate_media(media="print")
+        _load(page, base_url + "en/blog/lenet-5/")
+        assert not page.locator("details.tp-toc").is_visible()
+        assert page.evaluate(OVERFLOWING) == 0
+        wrap = "c => getComputedStyle(c).whiteSpace"
+        assert page.eval_on_selector("pre > code", wrap) == "pre-wrap"
+        page.set_viewport_size({"width": 794, "height": 300})  # the diagram far off
+        _load(page, base_url + "en/blog/why-gpu/")
+        drawn = "() => document.querySelectorAll('div.mermaid').length"
+        assert page.evaluate(drawn) == 0
+        page.evaluate("() => dispatchEvent(new Event('beforeprint'))")
+        page.wait_for_function(
+            "() => document.querySelectorAll('div.mermaid').length >= 1", timeout=15_000
+        )
+        assert len(page.pdf(format="A4")) > 10_000
+    finally:
+        context.close()

@@ -642,3 +642,107 @@ def test_search_index_and_mermaid_wait_for_the_reader(site):
     assert '<pre class="mermaid">' in why
     assert why.index("lazy-mermaid.js") < why.index("assets/javascripts/bundle.")
     assert not re.search(r'<script src="[^"]*mermaid\.min\.js"', why)
+
+
+def test_pages_describe_themselves_and_name_a_default_language(site, site_url):
+    """No two pages of a language share a description (the site's own was on 22 of
+    each: the blog's lists, the tracks, the notebook...); every page names the
+    Chinese copy as x-default; the home page's preview title is the site's name,
+    and English titles lead with the English name."""
+    for lang, root in (("zh", site), ("en", site / "en")):
+        seen: dict[str, str] = {}
+        for html_path in root.rglob("*.html"):
+            rel = html_path.relative_to(root).as_posix()
+            if lang == "zh" and rel.startswith("en/"):
+                continue
+            text = html_path.read_text()
+            if rel != "404.html":
+                d = re.search(r'<meta name="description" content="([^"]+)"', text)
+                assert d, rel
+                twin = seen.get(d.group(1))
+                assert twin is None, f"{lang}: {rel} and {twin}"
+                seen[d.group(1)] = rel
+            zh = re.search(r'<link rel="alternate" href="([^"]+)" hreflang="zh">', text)
+            default = re.findall(
+                r'<link rel="alternate" href="([^"]+)" hreflang="x-default">', text
+            )
+            assert default == [zh.group(1)], f"{lang}/{rel}: {default}"
+        assert len(seen) > 40, lang
+        home = (root / "index.html").read_text()
+        name = "一千个知识点 · A Thousand Points" if lang == "zh" else (
+            "A Thousand Points · 一千个知识点"
+        )
+        assert f'<meta property="og:title" content="{name}">' in home
+        post = (root / "blog" / "why-gpu" / "index.html").read_text()
+        assert re.search(r"<title>[^<]* - " + re.escape(name) + "</title>", post)
+
+
+def test_the_feeds_stylesheet_speaks_the_feeds_language(site):
+    from xml.dom import minidom
+
+    for lang, root, words, other in (
+        ("zh", site, "阅读全文", "Read the post"),
+        ("en", site / "en", "Read the post", "阅读全文"),
+    ):
+        feed = (root / "feed_rss_created.xml").read_text()
+        assert '<?xml-stylesheet type="text/xsl" href="rss.xsl"?>' in feed
+        xsl = (root / "rss.xsl").read_text()
+        minidom.parseString(xsl.encode())  # well-formed
+        assert words in xsl and other not in xsl and "Par " not in xsl, lang
+
+
+def test_chart_text_writes_powers_as_superscripts(site):
+    """Charts write 2²⁶ as the pages do, not 2^26."""
+    plots = [*site.glob("assets/plots/*.svg"), *site.glob("en/assets/plots/*.svg")]
+    assert len(plots) > 20
+    for svg in plots:
+        texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text())
+        assert not [t for t in texts if re.search(r"\d\^", t)], svg.name
+
+
+def test_pages_install_with_the_shared_commands_only(site):
+    """Every page writes the install for a GPU and for no GPU from
+    docs/includes/install.sh, never by hand (they drifted into five spellings); a
+    test extra is named only for running a test."""
+    for lang, docs in DOCS.items():
+        for page in docs.rglob("*.md"):
+            if page.name == "contributing.md":  # a contributor's setup, not a reader's
+                continue
+            for line in page.read_text().splitlines():
+                if "pip install -e" in line:
+                    assert '".[test]"' in line, f"{lang}/{page.name}: {line[:80]}"
+    include = (ROOT / "docs" / "includes" / "install.sh").read_text()
+    gpu = re.search(r"\[start:gpu\]\n(.*?)# --8<-- \[end:gpu\]", include, re.S)
+    assert gpu.group(1).strip() == 'pip install -e ".[gpu,snippets]"'
+    page = unescape(re.sub(r"<[^>]+>", "", (site / "en" / "index.html").read_text()))
+    assert 'pip install -e ".[gpu,snippets]"' in page
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in page
+
+
+def test_posts_name_their_repository_above_the_commands():
+    from thousand.site import repo
+
+    post = (
+        '<h1>T</h1><h2 id="run-it-yourself">Run it yourself<a class="headerlink" '
+        'href="#run-it-yourself">&para;</a></h2><p>You need</p>'
+    )
+    shown = repo.add(post, "https://github.com/o/r", "en")
+    assert '</h2>\n<p class="tp-repo">' in shown
+    assert '<a href="https://github.com/o/r">github.com/o/r</a>' in shown
+    assert repo.add(post, None, "en") == post  # no address: nothing made up
+    zh = post.replace("Run it yourself", "自己跑一遍")
+    assert "代码在仓库" in repo.add(zh, "https://github.com/o/r", "zh")
+
+
+def test_a_local_build_takes_the_repository_from_the_clones_origin(tmp_path):
+    import subprocess
+
+    from thousand.site import repo
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert repo.from_git(tmp_path) is None
+    subprocess.run(
+        ["git", "-C", str(tmp_path), "remote", "add", "origin", "git@github.com:o/r.git"],
+        check=True,
+    )
+    assert repo.from_git(tmp_path) == "https://github.com/o/r"

@@ -26,21 +26,31 @@
     }));
   // Material puts the class back on the diagram's <pre> just before it asks to draw
   // its text; a diagram not shown yet (a closed tab) is drawn once it is shown.
+  // Printing draws every diagram still waiting, at once.
+  const waiting = new Set();
+  let printing = false;
+  addEventListener("beforeprint", () => {
+    printing = true;
+    waiting.forEach((go) => go());
+  });
   const near = (code) =>
     new Promise((resolve) => {
       const pres = [...document.querySelectorAll("pre.mermaid")].filter(
         (p) => p.textContent === code,
       );
-      if (!pres.length || !("IntersectionObserver" in window)) return resolve();
+      if (printing || !pres.length || !("IntersectionObserver" in window)) {
+        return resolve();
+      }
+      const go = () => {
+        watch.disconnect();
+        waiting.delete(go);
+        resolve();
+      };
       const watch = new IntersectionObserver(
-        (seen) => {
-          if (seen.some((e) => e.isIntersecting)) {
-            watch.disconnect();
-            resolve();
-          }
-        },
+        (seen) => seen.some((e) => e.isIntersecting) && go(),
         { rootMargin: "50% 0px" },
       );
+      waiting.add(go);
       pres.forEach((p) => watch.observe(p));
     });
   window.mermaid = {

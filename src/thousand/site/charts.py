@@ -124,23 +124,40 @@ def style():
 _FAMILY = re.compile(r"font-family: [^;\"]+")
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power(base: int, k: int) -> str:
+    """base to the k as the pages write it: 2¹⁰, 10⁻⁵ (Unicode superscript digits,
+    which the font draws as it draws the rest of the label)."""
+    return f"{base}{str(k).translate(_SUPERSCRIPT)}"
+
+
+_CARET = re.compile(r"\b(\d+)\^\{?(-?\d+)\}?")
+
+
+def superscripts(text: str) -> str:
+    """`text` with each "2^26" (as an experiment's label writes it) set as 2²⁶."""
+    return _CARET.sub(lambda m: power(int(m.group(1)), int(m.group(2))), text)
+
+
 def plain(x: float, base: float = 10) -> str:
-    """A log axis's tick in plain text at full size: 0.01, 512, 2^16 (base 2),
-    0.0156 (2^-6), 10^6, 3×10^-5. matplotlib's own ticks set the exponent as a
-    superscript at 0.7 of the type size: too small on a phone."""
+    """A log axis's tick as plain text: 0.01, 512, 2¹⁶ (base 2), 0.0156 (2⁻⁶),
+    10⁶, 3×10⁻⁵. matplotlib's own ticks set the exponent through its TeX engine as
+    a superscript at 0.7 of the type size, smaller than these, and at a cost."""
     if x <= 0:
         return f"{x:g}"
     k = math.log(x, base)
     whole = abs(k - round(k)) < 1e-9
     if base == 2 and whole and x >= 2**10:
-        return f"2^{round(k)}"
-    if 1e-3 <= x < 1e5:  # three figures at most: 2^-9 reads 0.00195, not 0.00195312
+        return power(2, round(k))
+    if 1e-3 <= x < 1e5:  # three figures at most: 2⁻⁹ reads 0.00195, not 0.00195312
         return f"{x:,.0f}" if x >= 1 and x == round(x) else f"{x:.3g}"
     k10 = math.floor(math.log10(x) + 1e-9)
     mantissa = x / 10**k10
     if abs(mantissa - round(mantissa)) < 1e-6 and round(mantissa) == 1:
-        return f"10^{k10}"
-    return f"{mantissa:.3g}×10^{k10}"
+        return power(10, k10)
+    return f"{mantissa:.3g}×{power(10, k10)}"
 
 
 def legend_below(fig, handles, labels) -> None:
@@ -181,7 +198,7 @@ def _plain_log_ticks(fig) -> None:
             base = axis.get_transform().base
             if axis is ax.xaxis and isinstance(axis.get_major_locator(), LogLocator):
                 # labels side by side: matplotlib spaces them for the full width,
-                # and 2^11 2^13 2^15 ... ran together at a phone's
+                # and 2¹¹ 2¹³ 2¹⁵ ... ran together at a phone's
                 axis.set_major_locator(LogLocator(base=base, numticks=7))
             if isinstance(axis.get_major_formatter(), LogFormatterSciNotation):
                 axis.set_major_formatter(Plain(base=base))

@@ -148,7 +148,9 @@ def _identifier_lines(text: str, width: int = 44) -> str:
 
 def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
     def word(text: str) -> str:
-        return _word(e, str(text), lang)
+        return charts.superscripts(_word(e, str(text), lang))
+
+    title = charts.superscripts(title)
 
     W = charts.WIDTH
     legend = None  # (handles, labels) for a legend under the chart

@@ -19,10 +19,13 @@ from thousand.site import (
     alternates,
     benchmarks,
     charts,
+    descriptions,
+    feedstyle,
     glossary,
     pagetoc,
     plaintex,
     readtime,
+    repo,
     search,
     texsvg,
     tracks,
@@ -45,6 +48,12 @@ def on_config(config):
     rss = config.plugins.get("rss")
     if rss is not None and not rss.config.image:
         rss.config.image = f"{config.site_url or ''}images/points-144.png"
+    # the repository's address: REPO_URL where the site is published, else the
+    # clone's origin (posts show it above their commands: repo.py)
+    if not config.repo_url:
+        config.repo_url = repo.from_git(Path(config.config_file_path).parent)
+        if config.repo_url and not config.repo_name:  # the header's source link
+            config.repo_name = config.repo_url.split("://", 1)[-1].split("/", 1)[-1]
     _results = Results(config.extra["results"], config.theme["language"])
     _excerpts_up_to_the_separator()
     # MathJax and Mermaid: where pages load them from (docs/overrides/main.html).
@@ -129,6 +138,18 @@ def on_page_markdown(markdown, page, config, files):
         raise PluginError(f"directive: {e}") from e
 
 
+def on_page_context(context, page, config, nav):
+    # pages with no front matter of their own (the blog's generated lists, the
+    # notebook) get a description of their own rather than the site's; a copy of
+    # the meta, since the blog's later pages share their first page's
+    text = descriptions.describe(
+        page.url, page.file.src_uri, page.title or "", config.theme["language"]
+    )
+    if text and (descriptions.is_view(page.url) or not page.meta.get("description")):
+        page.meta = {**page.meta, "description": text}
+    return context
+
+
 def on_page_content(html, page, config, files):
     # The reading time of a post (the blog plugin's own count is off in mkdocs.yml:
     # it sees a Chinese sentence as one word); a readtime set in front matter wins.
@@ -192,6 +213,9 @@ def on_files(files, config):
         files.append(File.generated(config, uri, content=svg))
     for uri, markdown in _benchmark_pages.items():
         files.append(File.generated(config, uri, content=markdown))
+    if config.plugins.get("rss") is not None:
+        xsl = feedstyle.stylesheet(lang)
+        files.append(File.generated(config, "rss.xsl", content=xsl))
     for src, data in _vendored.values():
         if data is not None:
             files.append(File.generated(config, src, content=data))
@@ -231,8 +255,13 @@ def _with_alternates(output: str, config, path) -> str:
         if lang not in links:
             return m.group(0)
         href = urljoin(config.site_url or "/", links[lang]) + path(lang)
-        return f'<link rel="alternate" href="{html.escape(href)}" hreflang="{lang}">'
+        tag = f'<link rel="alternate" href="{html.escape(href)}" hreflang="{lang}">'
+        if lang == default:
+            # a reader whose language is neither gets the site's first language
+            tag += "\n" + tag.replace(f'hreflang="{lang}"', 'hreflang="x-default"')
+        return tag
 
+    default = next(iter(links), None)
     return _ALTERNATE.sub(one, output)
 
 
@@ -259,6 +288,7 @@ def on_post_page(output, page, config):
         except texsvg.TexError as e:
             raise PluginError(str(e)) from e
     if uri_is_post(page.file.src_uri):
+        output = repo.add(output, config.repo_url, config.theme["language"])
         # the table of contents on a phone (the sidebar's is hidden there)
         output = pagetoc.add(output, page.toc, config.theme["language"])
         # <link rel=prev/next> along the post's track, not by date

@@ -456,10 +456,9 @@ def _power_of_two(n: int) -> str:
 
 
 def _power_of_two_chart(n: int) -> str:
-    """The same for a chart, in plain text at full size: 2^28 (a superscript
-    would be too small to read on a phone)."""
+    """The same for a chart, whose text is plain: 2²⁸ (charts.power)."""
     k = _large_power_of_two(n)
-    return str(n) if k is None else f"2^{k}"
+    return str(n) if k is None else charts.power(2, k)
 
 
 def _block_text(b) -> str:
