@@ -22,7 +22,8 @@
 
 #define RING_SLOT 16384   // floats a slot: 64 KiB
 #define RING_SLOTS 8      // slots in a block's FIFO
-#define RING_GROUP 4      // slots of one chunk an op moves before the next op
+#define RING_GROUP 4      // slots an op moves before the next op; fewer than
+                          // RING_SLOTS, or every rank waits on a waiting neighbour
 #define RING_THREADS 512  // threads a block (launch with exactly this many)
 #define RING_TIMEOUT_NS 10000000000ull  // 10 s: a peer that never answers
 

@@ -15,10 +15,12 @@ Each rank sends 2 (n - 1) chunks of size/n: 2 (n - 1) / n of the buffer, whateve
 which is why the ring is what NCCL uses for large messages ("bus bandwidth" in
 nccl-tests divides by exactly this factor).
 
-Here the ranks' buffers are device arrays of one GPU (or the CPU backend), and a
-"send" is a device-to-device copy through the copy kernel: the algorithm, checked
-where one device is all there is. Across GPUs the same steps run with each buffer on
-its own device and the copy a peer-to-peer transfer.
+ring_all_reduce runs the algorithm on buffers of one device (one GPU, or the CPU
+backend), a "send" being a copy kernel: checked where one device is all there is.
+Across GPUs, one process a rank, it comes in two versions: ProcessRing (v1) copies
+each chunk into the next rank's memory through CUDA IPC and meets the other ranks at
+a host barrier every step; DeviceRing (v2, ring.cu) is one kernel a call, its blocks
+waiting for each other on counters in GPU memory.
 """
 
 from __future__ import annotations
