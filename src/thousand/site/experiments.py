@@ -161,17 +161,28 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
             {label for spans in result["lanes"].values() for label, *_ in spans}
         )
         # a library's pass may launch more kinds of kernel than COLORS holds:
-        # then matplotlib's 20 distinct colours (beyond 20 they repeat)
+        # then matplotlib's 20 distinct colours, hatched once they come round again
         palette = COLORS if len(kinds) <= len(COLORS) else _TAB20
         color = {k: palette[i % len(palette)] for i, k in enumerate(kinds)}
+        hatch = {k: "////" if i >= len(palette) else None for i, k in enumerate(kinds)}
         for row, lane in enumerate(lanes):
             for label, start, end in result["lanes"][lane]:
-                ax.barh(row, end - start, left=start, color=color[label], height=0.6)
+                ax.barh(
+                    row,
+                    end - start,
+                    left=start,
+                    color=color[label],
+                    hatch=hatch[label],
+                    height=0.6,
+                )
         # a long lane name in two lines, not half the chart's width
         ax.set_yticks(range(len(lanes)), [charts.wrap(word(n), 20) for n in lanes])
         ax.invert_yaxis()
         ax.set_xlabel(word("time (ms) from the first operation"))
-        handles = [plt.Rectangle((0, 0), 1, 1, color=color[k]) for k in kinds]
+        handles = [
+            plt.Rectangle((0, 0), 1, 1, facecolor=color[k], hatch=hatch[k])
+            for k in kinds
+        ]
         legend = (handles, [_identifier_lines(word(k)) for k in kinds])
     else:
         xs = result["x"]["values"]
