@@ -6,8 +6,7 @@
 extern "C" __global__ void block_sum_early_exit(const float* x, float* out, int n) {
     __shared__ float s[256];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
+    if (i >= n) return;
     s[threadIdx.x] = x[i];
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -39,8 +38,7 @@ extern "C" __global__ void warp_sum_syncwarp(float* s) {
     for (int offset = 32; offset > 0; offset /= 2) {
         float mine = t < offset ? s[t] + s[t + offset] : 0.0f;
         __syncwarp();  // every read of this step before any write
-        if (t < offset)
-            s[t] = mine;
+        if (t < offset) s[t] = mine;
         __syncwarp();  // every write before the next step's reads
     }
 }

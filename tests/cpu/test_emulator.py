@@ -4,6 +4,8 @@ The semantics checks are shared with tests/gpu/test_probe.py, which runs the sam
 kernels and expectations on a real GPU.
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -49,7 +51,10 @@ def test_threads_at_different_barriers():
 
 def test_shuffle_waiting_for_a_lane_that_returned():
     msg = fault("shuffle_after_exit", (1,), (32,), to_device(np.zeros(32, np.float32)))
-    assert "__shfl_down_sync on line 115 with mask 0xffffffff" in msg
+    lines = Path(PROBE).read_text().splitlines()
+    start = next(i for i, t in enumerate(lines) if "void shuffle_after_exit(" in t)
+    at = next(i for i in range(start, len(lines)) if "__shfl_down_sync" in lines[i])
+    assert f"__shfl_down_sync on line {at + 1} with mask 0xffffffff" in msg
     assert "waits for lane 16 (thread (16,0,0)), which has returned" in msg
 
 

@@ -40,7 +40,7 @@ def test_a_zip_is_unpacked(artifact, tmp_path):
         for path in artifact.rglob("*"):
             z.write(path, path.relative_to(artifact).as_posix())
     folder = E.unpack(str(archive), tmp_path / "unpacked")
-    assert sorted(p.name for p in (folder / "results").iterdir()) == sorted(
+    assert sorted(p.name for p in (folder / "results").glob("*.json")) == sorted(
         p.name for p in L.ledger_files()
     )
 

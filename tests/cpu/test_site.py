@@ -669,8 +669,10 @@ def test_pages_describe_themselves_and_name_a_default_language(site, site_url):
             assert default == [zh.group(1)], f"{lang}/{rel}: {default}"
         assert len(seen) > 40, lang
         home = (root / "index.html").read_text()
-        name = "一千个知识点 · A Thousand Points" if lang == "zh" else (
-            "A Thousand Points · 一千个知识点"
+        name = (
+            "一千个知识点 · A Thousand Points"
+            if lang == "zh"
+            else ("A Thousand Points · 一千个知识点")
         )
         assert f'<meta property="og:title" content="{name}">' in home
         post = (root / "blog" / "why-gpu" / "index.html").read_text()
@@ -741,8 +743,6 @@ def test_a_local_build_takes_the_repository_from_the_clones_origin(tmp_path):
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert repo.from_git(tmp_path) is None
-    subprocess.run(
-        ["git", "-C", str(tmp_path), "remote", "add", "origin", "git@github.com:o/r.git"],
-        check=True,
-    )
+    remote = ["remote", "add", "origin", "git@github.com:o/r.git"]
+    subprocess.run(["git", "-C", str(tmp_path), *remote], check=True)
     assert repo.from_git(tmp_path) == "https://github.com/o/r"

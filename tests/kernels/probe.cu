@@ -47,8 +47,7 @@ extern "C" __global__ void warp_ops(const int* in, int* out) {
     int prefix = v;  // inclusive scan with shuffles up
     for (int d = 1; d < 32; d *= 2) {
         int other = __shfl_up_sync(0xffffffffu, prefix, d);
-        if (lane >= d)
-            prefix += other;
+        if (lane >= d) prefix += other;
     }
     int butterfly = v;  // every lane ends with the warp's maximum
     for (int m = 16; m > 0; m /= 2) {
@@ -83,8 +82,7 @@ extern "C" __global__ void atomics(int* counter, float* fsum, double* dsum, int*
 // __syncthreads_count: how many threads of the block pass a predicate.
 extern "C" __global__ void count_multiples_of_three(int* out) {
     int c = __syncthreads_count(threadIdx.x % 3 == 0);
-    if (threadIdx.x == 0)
-        out[blockIdx.x] = c;
+    if (threadIdx.x == 0) out[blockIdx.x] = c;
 }
 
 // float4 loads and make_float4, with __ldg for the read-only input.
@@ -101,8 +99,7 @@ extern "C" __global__ void scale4(const float* x, float* out, float a, int n4) {
 
 // Threads past n leave before a barrier the others wait at.
 extern "C" __global__ void early_return_before_barrier(float* out, int n) {
-    if (threadIdx.x >= n)
-        return;
+    if (threadIdx.x >= n) return;
     __syncthreads();
     out[threadIdx.x] = 1.0f;
 }
@@ -119,16 +116,14 @@ extern "C" __global__ void divergent_barriers(float* out) {
 
 // Half a warp leaves, then the other half shuffles with a full mask.
 extern "C" __global__ void shuffle_after_exit(float* out) {
-    if (threadIdx.x >= 16)
-        return;
+    if (threadIdx.x >= 16) return;
     out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1.0f, 1);
 }
 
 // Reads one element past the end: out[i] = x[i + 1].
 extern "C" __global__ void read_past_end(const float* x, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        out[i] = x[i + 1];
+    if (i < n) out[i] = x[i + 1];
 }
 
 // A local array larger than a thread's stack.

@@ -2,8 +2,8 @@
 holds the whole model, runs forward and backward on its own share of the global
 batch with the package's kernels, and the ranks add their gradients with
 torch.distributed's all_reduce (NCCL between GPUs; gloo between CPU processes, or
-between processes sharing one GPU) before each applies the same AdamW step. All ranks then hold the same weights
-after every step.
+between processes sharing one GPU) before each applies the same AdamW step. All
+ranks then hold the same weights after every step.
 
 Each position's loss is weighted by 1 / (positions in the GLOBAL batch) (the total
 is all-reduced first), so the summed gradients are exactly the global batch's mean

@@ -265,10 +265,8 @@ __device__ __forceinline__ void flash_tc(const bf16* q, const bf16* k, const bf1
         }
         if (lse != nullptr && t == 0) {
             float* row = lse + (size_t)blockIdx.y * T;
-            if (ra < T)
-                row[ra] = (m[i][0] + log2f(la)) * LN2;
-            if (rb < T)
-                row[rb] = (m[i][1] + log2f(lb)) * LN2;
+            if (ra < T) row[ra] = (m[i][0] + log2f(la)) * LN2;
+            if (rb < T) row[rb] = (m[i][1] + log2f(lb)) * LN2;
         }
     }
 }

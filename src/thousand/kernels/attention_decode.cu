@@ -195,23 +195,12 @@ extern "C" __global__ void attention_decode_v1(const float* q, const float* k,
         return;  // a whole warp: the shuffles see only full warps
     }
     switch (group_lanes(d)) {
-        case 1:
-            decode_v1<1>(q, k, v, o, head, T, d, length, c2);
-            break;
-        case 2:
-            decode_v1<2>(q, k, v, o, head, T, d, length, c2);
-            break;
-        case 4:
-            decode_v1<4>(q, k, v, o, head, T, d, length, c2);
-            break;
-        case 8:
-            decode_v1<8>(q, k, v, o, head, T, d, length, c2);
-            break;
-        case 16:
-            decode_v1<16>(q, k, v, o, head, T, d, length, c2);
-            break;
-        default:
-            decode_v1<32>(q, k, v, o, head, T, d, length, c2);
+        case 1: decode_v1<1>(q, k, v, o, head, T, d, length, c2); break;
+        case 2: decode_v1<2>(q, k, v, o, head, T, d, length, c2); break;
+        case 4: decode_v1<4>(q, k, v, o, head, T, d, length, c2); break;
+        case 8: decode_v1<8>(q, k, v, o, head, T, d, length, c2); break;
+        case 16: decode_v1<16>(q, k, v, o, head, T, d, length, c2); break;
+        default: decode_v1<32>(q, k, v, o, head, T, d, length, c2);
     }
 }
 // --8<-- [end:attention-decode-v1]

@@ -10,8 +10,7 @@ extern "C" __global__ void avg_pool_v1(const float* X, float* Y, int N, int H, i
                                        int C) {
     int P = H / 2, Q = W / 2;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * P * Q * C)
-        return;
+    if (i >= (long long)N * P * Q * C) return;
     int c = i % C, q = (i / C) % Q, p = (i / C / Q) % P, n = i / C / Q / P;
     const float* x = X + (((size_t)n * H + 2 * p) * W + 2 * q) * C + c;
     size_t row = (size_t)W * C;  // from one row of pixels to the next

@@ -10,8 +10,7 @@ extern "C" __global__ void avg_pool_backward_v1(const float* dY, float* dX, int 
                                                 int H, int W, int C) {
     int P = H / 2, Q = W / 2;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * H * W * C)
-        return;
+    if (i >= (long long)N * H * W * C) return;
     int c = i % C, w = (i / C) % W, h = (i / C / W) % H, n = i / C / W / H;
     int p = h / 2, q = w / 2;
     dX[i] = (p < P && q < Q) ? 0.25f * dY[(((size_t)n * P + p) * Q + q) * C + c] : 0.0f;

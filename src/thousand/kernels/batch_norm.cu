@@ -27,8 +27,7 @@
 __device__ __forceinline__ void chan_merge(float& n, float& mu, float& m2, float nb,
                                            float mub, float m2b) {
     float total = n + nb;
-    if (total == 0.0f)
-        return;
+    if (total == 0.0f) return;
     float d = mub - mu, f = nb / total;
     mu += d * f;
     m2 += m2b + d * d * n * f;  // n nb / total
@@ -78,8 +77,7 @@ extern "C" __global__ void batch_norm_v1(const float* X, float* mean, float* inv
         last_block = atomicAdd(count + blockIdx.x, 1u) == (unsigned)chunks - 1;
     }
     __syncthreads();
-    if (!last_block)
-        return;
+    if (!last_block) return;
     __threadfence();  // the counts before the triples: read nothing older
     if (threadIdx.y == 0 && c < C) {        // every chunk is in: merge them in order
         const volatile float* p = partial;  // from memory, not this SM's L1
@@ -93,7 +91,6 @@ extern "C" __global__ void batch_norm_v1(const float* X, float* mean, float* inv
         var[c] = v;
         invstd[c] = rsqrtf(v + eps);
     }
-    if (t == 0)
-        count[blockIdx.x] = 0;  // ready for the next launch
+    if (t == 0) count[blockIdx.x] = 0;  // ready for the next launch
 }
 // --8<-- [end:batch-norm-v1]

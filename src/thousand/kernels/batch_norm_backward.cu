@@ -23,8 +23,7 @@ extern "C" __global__ void batch_norm_backward_v1(
     unsigned* count, int M, int C, int chunk_rows, int phase) {
     if (phase == 1) {  // dX, element by element, from the finished sums
         long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-        if (i >= (long long)M * C)
-            return;
+        if (i >= (long long)M * C) return;
         int c = i % C;
         float is = invstd[c], xhat = (X[i] - mean[c]) * is;
         dX[i] = gamma[c] * is * (dY[i] - (dbeta[c] + xhat * dgamma[c]) / M);
@@ -65,8 +64,7 @@ extern "C" __global__ void batch_norm_backward_v1(
         last_block = atomicAdd(count + blockIdx.x, 1u) == (unsigned)chunks - 1;
     }
     __syncthreads();
-    if (!last_block)
-        return;
+    if (!last_block) return;
     __threadfence();                  // the counts before the sums: read nothing older
     if (threadIdx.y == 0 && c < C) {  // every chunk is in: add them in order
         const volatile float* p = partial;  // from memory, not this SM's L1
@@ -78,7 +76,6 @@ extern "C" __global__ void batch_norm_backward_v1(
         dbeta[c] = b;
         dgamma[c] = g;
     }
-    if (t == 0)
-        count[blockIdx.x] = 0;  // ready for the next launch
+    if (t == 0) count[blockIdx.x] = 0;  // ready for the next launch
 }
 // --8<-- [end:batch-norm-backward-v1]

@@ -14,8 +14,7 @@ extern "C" __global__ void batch_norm_inference_v1(const float* X, const float* 
                                                    const float* var, float* Y, int M,
                                                    int C, float eps) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)M * C)
-        return;
+    if (i >= (long long)M * C) return;
     int c = i % C;
     float scale = rsqrtf(var[c] + eps) * gamma[c];  // the same rsqrtf as invstd
     Y[i] = (X[i] - mean[c]) * scale + beta[c];

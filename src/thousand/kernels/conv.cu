@@ -24,20 +24,17 @@ extern "C" __global__ void conv_v1(const float* X, const float* K, float* Y,
                                    CONV_ARGS) {
     CONV_SHAPE;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * cs.P * cs.Q * F)
-        return;
+    if (i >= (long long)N * cs.P * cs.Q * F) return;
     int f = i % F;  // i = ((n * P + p) * Q + q) * F + f
     int q = (i / F) % cs.Q, p = (i / F / cs.Q) % cs.P, n = i / F / cs.Q / cs.P;
     int g = f / cs.Fg;  // the group this output channel belongs to
     float acc = 0.0f;
     for (int r = 0; r < R; ++r) {
         int h = p * st - pad + r * dil;
-        if (h < 0 || h >= H)
-            continue;  // padding: adds zero
+        if (h < 0 || h >= H) continue;  // padding: adds zero
         for (int s = 0; s < S; ++s) {
             int w = q * st - pad + s * dil;
-            if (w < 0 || w >= W)
-                continue;
+            if (w < 0 || w >= W) continue;
             const float* x = X + (((size_t)n * H + h) * W + w) * C + g * cs.Cg;
             const float* k = K + ((size_t)r * S + s) * cs.Cg * F + f;
             for (int c = 0; c < cs.Cg; ++c) {
@@ -58,8 +55,7 @@ extern "C" __global__ void conv_v2(const float* X, float* cols, int slab, CONV_A
     long long width = (long long)R * S * cs.Cg;  // one patch
     long long rows = (long long)N * cs.P * cs.Q;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= G * rows * width)
-        return;
+    if (i >= G * rows * width) return;
     int j = i % width;
     long long row = (i / width) % rows;
     int g = i / width / rows;
@@ -78,8 +74,7 @@ extern "C" __global__ void conv_v2(const float* X, float* cols, int slab, CONV_A
 extern "C" __global__ void conv_swap01(const float* src, float* dst, int A, int B,
                                        int E, int sa, int db) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)A * B * E)
-        return;
+    if (i >= (long long)A * B * E) return;
     int e = i % E, b = (i / E) % B, a = i / E / B;
     dst[(size_t)b * db + (size_t)a * E + e] = src[(size_t)a * sa + (size_t)b * E + e];
 }
@@ -92,18 +87,15 @@ struct PatchLoad {
     ConvShape cs;
     int g;
     __device__ float tap(int n, int p, int q, int k) const {
-        if (k >= cs.R * cs.S * cs.Cg)
-            return 0.0f;
+        if (k >= cs.R * cs.S * cs.Cg) return 0.0f;
         int c = k % cs.Cg, rs = k / cs.Cg;
         int h = p * cs.st - cs.pad + rs / cs.S * cs.dil;
         int w = q * cs.st - cs.pad + rs % cs.S * cs.dil;
-        if (h < 0 || h >= cs.H || w < 0 || w >= cs.W)
-            return 0.0f;  // padding
+        if (h < 0 || h >= cs.H || w < 0 || w >= cs.W) return 0.0f;  // padding
         return X[(((size_t)n * cs.H + h) * cs.W + w) * cs.C + cs.g0(g) + c];
     }
     __device__ float4 load4(int m, int k) const {
-        if (m >= cs.N * cs.P * cs.Q)
-            return make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m >= cs.N * cs.P * cs.Q) return make_float4(0.f, 0.f, 0.f, 0.f);
         int q = m % cs.Q, p = m / cs.Q % cs.P, n = m / cs.Q / cs.P;
         // C/G a multiple of 4: the four taps are four channels of one pixel, and
         // with C a multiple of 4 (and X aligned) one 16-byte load

@@ -19,8 +19,7 @@ extern "C" __global__ void conv2d_v1(const float* X, const float* K, float* Y, i
                                      int H, int W, int C, int R, int S, int F) {
     int P = H - R + 1, Q = W - S + 1;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * P * Q * F)
-        return;
+    if (i >= (long long)N * P * Q * F) return;
     int f = i % F;  // i = ((n * P + p) * Q + q) * F + f
     int q = (i / F) % Q;
     int p = (i / F / Q) % P;
@@ -45,8 +44,7 @@ extern "C" __global__ void conv2d_v2(const float* X, float* cols, int N, int H, 
     int P = H - R + 1, Q = W - S + 1;
     long long width = (long long)R * S * C;  // one row of cols: one patch
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * P * Q * width)
-        return;
+    if (i >= (long long)N * P * Q * width) return;
     long long row = i / width;  // the output pixel (n, p, q)
     int j = i % width;          // the patch element (r, s, c)
     int c = j % C, s = (j / C) % S, r = j / C / S;

@@ -17,18 +17,15 @@ extern "C" __global__ void conv2d_backward_data_v1(const float* dY, const float*
                                                    int C, int R, int S, int F) {
     int P = H - R + 1, Q = W - S + 1;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * H * W * C)
-        return;
+    if (i >= (long long)N * H * W * C) return;
     int c = i % C, w = (i / C) % W, h = (i / C / W) % H, n = i / C / W / H;
     float acc = 0.0f;
     for (int r = 0; r < R; ++r) {
         int p = h - r;
-        if (p < 0 || p >= P)
-            continue;
+        if (p < 0 || p >= P) continue;
         for (int s = 0; s < S; ++s) {
             int q = w - s;
-            if (q < 0 || q >= Q)
-                continue;
+            if (q < 0 || q >= Q) continue;
             const float* g = dY + (((size_t)n * P + p) * Q + q) * F;
             const float* k = K + (((size_t)r * S + s) * C + c) * F;
             for (int f = 0; f < F; ++f) {
@@ -45,19 +42,16 @@ extern "C" __global__ void conv2d_backward_data_v2(const float* dcols, float* dX
                                                    int H, int W, int C, int R, int S) {
     int P = H - R + 1, Q = W - S + 1;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * H * W * C)
-        return;
+    if (i >= (long long)N * H * W * C) return;
     int c = i % C, w = (i / C) % W, h = (i / C / W) % H, n = i / C / W / H;
     long long width = (long long)R * S * C;
     float acc = 0.0f;
     for (int r = 0; r < R; ++r) {
         int p = h - r;
-        if (p < 0 || p >= P)
-            continue;
+        if (p < 0 || p >= P) continue;
         for (int s = 0; s < S; ++s) {
             int q = w - s;
-            if (q < 0 || q >= Q)
-                continue;
+            if (q < 0 || q >= Q) continue;
             long long row = ((long long)n * P + p) * Q + q;
             acc += dcols[row * width + ((size_t)r * S + s) * C + c];
         }

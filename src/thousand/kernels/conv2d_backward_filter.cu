@@ -16,8 +16,7 @@ extern "C" __global__ void conv2d_backward_filter_v1(const float* X, const float
                                                      int C, int R, int S, int F) {
     int P = H - R + 1, Q = W - S + 1;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)R * S * C * F)
-        return;
+    if (i >= (long long)R * S * C * F) return;
     int f = i % F, c = (i / F) % C, s = (i / F / C) % S, r = i / F / C / S;
     float acc = 0.0f;
     for (int n = 0; n < N; ++n) {
@@ -39,8 +38,7 @@ extern "C" __global__ void conv2d_backward_filter_v2(const float* X, float* cols
     int P = H - R + 1, Q = W - S + 1;
     long long pixels = (long long)N * P * Q;  // one row of colsT
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= pixels * R * S * C)
-        return;
+    if (i >= pixels * R * S * C) return;
     long long j = i / pixels;    // the weight's (r, s, c)
     long long pix = i % pixels;  // consecutive threads: consecutive output pixels
     int c = j % C, s = (j / C) % S, r = j / C / S;

@@ -21,8 +21,7 @@
 __device__ __forceinline__ int source_row(int h, int r, int st, int pad, int dil,
                                           int P) {
     int t = h + pad - r * dil;
-    if (t < 0 || t % st)
-        return -1;
+    if (t < 0 || t % st) return -1;
     return t / st < P ? t / st : -1;
 }
 
@@ -31,19 +30,16 @@ extern "C" __global__ void conv_backward_data_v1(const float* dY, const float* K
                                                  float* dX, CONV_ARGS) {
     CONV_SHAPE;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * H * W * C)
-        return;
+    if (i >= (long long)N * H * W * C) return;
     int c = i % C, w = (i / C) % W, h = (i / C / W) % H, n = i / C / W / H;
     int g = c / cs.Cg, cg = c % cs.Cg;
     float acc = 0.0f;
     for (int r = 0; r < R; ++r) {
         int p = source_row(h, r, st, pad, dil, cs.P);
-        if (p < 0)
-            continue;
+        if (p < 0) continue;
         for (int s = 0; s < S; ++s) {
             int q = source_row(w, s, st, pad, dil, cs.Q);
-            if (q < 0)
-                continue;
+            if (q < 0) continue;
             const float* dy = dY + (((size_t)n * cs.P + p) * cs.Q + q) * F + g * cs.Fg;
             const float* k = K + (((size_t)r * S + s) * cs.Cg + cg) * F + g * cs.Fg;
             for (int f = 0; f < cs.Fg; ++f) {
@@ -60,8 +56,7 @@ extern "C" __global__ void conv_backward_data_filter(const float* K, float* Kt,
                                                      CONV_ARGS) {
     CONV_SHAPE;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)R * S * cs.Cg * F)
-        return;
+    if (i >= (long long)R * S * cs.Cg * F) return;
     int f = i % F, c = (i / F) % cs.Cg, rs = i / F / cs.Cg;  // K's own order
     int g = f / cs.Fg, fg = f % cs.Fg;
     Kt[(((size_t)g * R * S + rs) * cs.Fg + fg) * cs.Cg + c] = K[i];
@@ -75,25 +70,21 @@ struct SourceLoad {
     ConvShape cs;
     int g;
     __device__ float tap(int n, int h, int w, int k) const {
-        if (k >= cs.R * cs.S * cs.Fg)
-            return 0.0f;
+        if (k >= cs.R * cs.S * cs.Fg) return 0.0f;
         int f = k % cs.Fg, rs = k / cs.Fg;
         int p = source_row(h, rs / cs.S, cs.st, cs.pad, cs.dil, cs.P);
         int q = source_row(w, rs % cs.S, cs.st, cs.pad, cs.dil, cs.Q);
-        if (p < 0 || q < 0)
-            return 0.0f;
+        if (p < 0 || q < 0) return 0.0f;
         return dY[(((size_t)n * cs.P + p) * cs.Q + q) * cs.F + g * cs.Fg + f];
     }
     __device__ float4 load4(int m, int k) const {
-        if (m >= cs.N * cs.H * cs.W)
-            return make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m >= cs.N * cs.H * cs.W) return make_float4(0.f, 0.f, 0.f, 0.f);
         int w = m % cs.W, h = m / cs.W % cs.H, n = m / cs.W / cs.H;
         if ((cs.Fg & 3) == 0 && aligned(dY, cs.F) && k < cs.R * cs.S * cs.Fg) {
             int f = k % cs.Fg, rs = k / cs.Fg;  // four channels of one tap
             int p = source_row(h, rs / cs.S, cs.st, cs.pad, cs.dil, cs.P);
             int q = source_row(w, rs % cs.S, cs.st, cs.pad, cs.dil, cs.Q);
-            if (p < 0 || q < 0)
-                return make_float4(0.f, 0.f, 0.f, 0.f);
+            if (p < 0 || q < 0) return make_float4(0.f, 0.f, 0.f, 0.f);
             const float* d = dY + (((size_t)n * cs.P + p) * cs.Q + q) * cs.F;
             return *reinterpret_cast<const float4*>(d + g * cs.Fg + f);
         }

@@ -22,20 +22,17 @@ extern "C" __global__ void conv_backward_filter_v1(const float* X, const float* 
                                                    float* dK, CONV_ARGS) {
     CONV_SHAPE;
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)R * S * cs.Cg * F)
-        return;
+    if (i >= (long long)R * S * cs.Cg * F) return;
     int f = i % F, c = (i / F) % cs.Cg, s = (i / F / cs.Cg) % S, r = i / F / cs.Cg / S;
     const float* x = X + cs.g0(f / cs.Fg) + c;  // this weight's input channel
     float acc = 0.0f;
     for (int n = 0; n < N; ++n) {
         for (int p = 0; p < cs.P; ++p) {
             int h = p * st - pad + r * dil;
-            if (h < 0 || h >= H)
-                continue;  // a tap in the padding: adds zero
+            if (h < 0 || h >= H) continue;  // a tap in the padding: adds zero
             for (int q = 0; q < cs.Q; ++q) {
                 int w = q * st - pad + s * dil;
-                if (w < 0 || w >= W)
-                    continue;
+                if (w < 0 || w >= W) continue;
                 acc += x[(((size_t)n * H + h) * W + w) * C] *
                        dY[(((size_t)n * cs.P + p) * cs.Q + q) * F + f];
             }
@@ -54,13 +51,11 @@ struct TapLoad {
     ConvShape cs;
     int g;
     __device__ float at(int m, int k) const {
-        if (m >= cs.R * cs.S * cs.Cg || k >= cs.N * cs.P * cs.Q)
-            return 0.0f;
+        if (m >= cs.R * cs.S * cs.Cg || k >= cs.N * cs.P * cs.Q) return 0.0f;
         int c = m % cs.Cg, s = m / cs.Cg % cs.S, r = m / cs.Cg / cs.S;
         int q = k % cs.Q, p = k / cs.Q % cs.P, n = k / cs.Q / cs.P;
         int h = p * cs.st - cs.pad + r * cs.dil, w = q * cs.st - cs.pad + s * cs.dil;
-        if (h < 0 || h >= cs.H || w < 0 || w >= cs.W)
-            return 0.0f;
+        if (h < 0 || h >= cs.H || w < 0 || w >= cs.W) return 0.0f;
         return X[(((size_t)n * cs.H + h) * cs.W + w) * cs.C + cs.g0(g) + c];
     }
     // A[m..m+3][k]: four taps at one pixel (warp_tiled_gemm's A_KMAJOR). With C/G a
@@ -69,8 +64,7 @@ struct TapLoad {
     __device__ float4 load4(int m, int k) const {
         int taps = cs.R * cs.S * cs.Cg;
         if ((cs.Cg & 3) == 0 && aligned(X, cs.C) && m < taps) {
-            if (k >= cs.N * cs.P * cs.Q)
-                return make_float4(0.f, 0.f, 0.f, 0.f);
+            if (k >= cs.N * cs.P * cs.Q) return make_float4(0.f, 0.f, 0.f, 0.f);
             int c = m % cs.Cg, s = m / cs.Cg % cs.S, r = m / cs.Cg / cs.S;
             int q = k % cs.Q, p = k / cs.Q % cs.P, n = k / cs.Q / cs.P;
             int h = p * cs.st - cs.pad + r * cs.dil,
@@ -103,8 +97,7 @@ extern "C" __global__ void __launch_bounds__(128)
 extern "C" __global__ void conv_backward_filter_sum(const float* partial, float* dK,
                                                     int size, int splits) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= size)
-        return;
+    if (i >= size) return;
     float acc = 0.0f;
     for (int z = 0; z < splits; ++z)
         acc += partial[(size_t)z * size + i];

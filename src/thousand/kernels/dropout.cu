@@ -44,8 +44,7 @@ extern "C" __global__ void dropout_v1(const float* X, float* Y, int n, float p,
                                       float scale, unsigned seed_lo, unsigned seed_hi,
                                       unsigned offset_lo, unsigned offset_hi) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
+    if (i >= n) return;
     unsigned long long j = ((unsigned long long)offset_hi << 32 | offset_lo) + i;
     unsigned long long group = j >> 2;  // Philox's counter: four words per call
     unsigned bits = philox4x32_10((unsigned)group, (unsigned)(group >> 32), 0u, 0u,

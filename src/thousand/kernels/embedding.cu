@@ -38,8 +38,7 @@ extern "C" __global__ void embedding_v2(const int* __restrict__ idx,
                                         int V) {
     int lane = threadIdx.x % 32;
     int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;  // this warp's (b, t)
-    if (row >= BT)
-        return;
+    if (row >= BT) return;
     int id = idx[row];
     float* o = out + (size_t)row * C;
     if ((unsigned)id >= (unsigned)V) {

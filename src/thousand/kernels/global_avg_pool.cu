@@ -76,8 +76,7 @@ extern "C" __global__ void global_avg_pool_v2(const float* X, float* Y, float* p
         last_block = atomicAdd(count + tile, 1u) == (unsigned)chunks - 1;
     }
     __syncthreads();
-    if (!last_block)
-        return;
+    if (!last_block) return;
     __threadfence();                  // the count before the sums: read nothing older
     if (threadIdx.y == 0 && c < C) {  // every chunk is in: add them in order
         const volatile float* p = chunk_sums + c;  // from memory, not this SM's L1
@@ -87,7 +86,6 @@ extern "C" __global__ void global_avg_pool_v2(const float* X, float* Y, float* p
         }
         Y[(size_t)n * C + c] = total / HW;
     }
-    if (t == 0)
-        count[tile] = 0;  // ready for the next launch
+    if (t == 0) count[tile] = 0;  // ready for the next launch
 }
 // --8<-- [end:global-avg-pool-v2]

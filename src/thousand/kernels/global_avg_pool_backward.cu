@@ -10,8 +10,7 @@
 extern "C" __global__ void global_avg_pool_backward_v1(const float* dY, float* dX,
                                                        int N, int HW, int C) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * HW * C)
-        return;
+    if (i >= (long long)N * HW * C) return;
     int c = i % C, n = i / C / HW;
     dX[i] = dY[(size_t)n * C + c] / HW;
 }

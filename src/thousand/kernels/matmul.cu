@@ -76,16 +76,14 @@ __device__ __forceinline__ float4 load4(const float* M, int r, int c, int rows,
 
 // Store 4 consecutive values at (r, c..c+3), the part of them that lies inside C.
 __device__ __forceinline__ void store4(float* C, int r, int c, int M, int N, float4 v) {
-    if (r >= M)
-        return;
+    if (r >= M) return;
     if (c + 3 < N && (N & 3) == 0) {
         *reinterpret_cast<float4*>(C + r * N + c) = v;
         return;
     }
     float e[4] = {v.x, v.y, v.z, v.w};
     for (int j = 0; j < 4; ++j) {
-        if (c + j < N)
-            C[r * N + c + j] = e[j];
+        if (c + j < N) C[r * N + c + j] = e[j];
     }
 }
 // --8<-- [end:matmul-edges]
@@ -301,8 +299,7 @@ extern "C" __global__ void __launch_bounds__(THREADS7)
     for (int k0 = 0; k0 < K; k0 += BK7) {
         stash();
         __syncthreads();
-        if (k0 + BK7 < K)
-            fetch(k0 + BK7);  // in flight while we compute below
+        if (k0 + BK7 < K) fetch(k0 + BK7);  // in flight while we compute below
         for (int k = 0; k < BK7; ++k) {
             for (int mi = 0; mi < WMITER; ++mi) {
                 int wm0 = wrow + mi * WSUBM;  // this sub-tile's first row
@@ -477,10 +474,8 @@ __device__ __forceinline__ void matmul_tc(const float* A, const float* B, float*
                     *reinterpret_cast<float2*>(&C[(size_t)rr * N + c]) =
                         make_float2(d[2 * h], d[2 * h + 1]);
                 } else if (rr < M) {
-                    if (c < N)
-                        C[(size_t)rr * N + c] = d[2 * h];
-                    if (c + 1 < N)
-                        C[(size_t)rr * N + c + 1] = d[2 * h + 1];
+                    if (c < N) C[(size_t)rr * N + c] = d[2 * h];
+                    if (c + 1 < N) C[(size_t)rr * N + c + 1] = d[2 * h + 1];
                 }
             }
         }

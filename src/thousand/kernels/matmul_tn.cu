@@ -71,8 +71,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             *reinterpret_cast<float4*>(&Bs[r][c]) = rb[l];
         }
         __syncthreads();
-        if (k0 + BK < kend)
-            fetch(k0 + BK);  // in flight while we compute below
+        if (k0 + BK < kend) fetch(k0 + BK);  // in flight while we compute below
         for (int k = 0; k < BK; ++k) {
             for (int i = 0; i < TM; i += 4) {
                 *reinterpret_cast<float4*>(&a[i]) =
@@ -87,8 +86,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                     acc[i][j] += a[i] * b[j];
                 }
             }
-            if (sums)
-                colsum += Bs[k][tid];  // zeros past kend and past N
+            if (sums) colsum += Bs[k][tid];  // zeros past kend and past N
         }
         __syncthreads();  // read before the next tiles overwrite them
     }
@@ -97,15 +95,12 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         int c = col0 + wcol + ni * WSUB_N + lcol;
         for (int i = 0; i < TM; ++i) {
             int r = row0 + wrow + lrow + i;
-            if (r >= M)
-                break;
+            if (r >= M) break;
             for (int j = 0; j < TN; ++j) {
-                if (c + j < N)
-                    out[(size_t)r * N + c + j] = acc[i][ni * TN + j];
+                if (c + j < N) out[(size_t)r * N + c + j] = acc[i][ni * TN + j];
             }
         }
     }
-    if (sums && col0 + tid < N)
-        bias[(size_t)blockIdx.z * N + col0 + tid] = colsum;
+    if (sums && col0 + tid < N) bias[(size_t)blockIdx.z * N + col0 + tid] = colsum;
 }
 // --8<-- [end:matmul-tn-v1]

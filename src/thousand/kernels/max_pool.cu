@@ -16,8 +16,7 @@ extern "C" __global__ void max_pool_v1(const float* X, float* Y, int* argmax, in
                                        int H, int W, int C, int P, int Q, int window,
                                        int stride, int pad) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * P * Q * C)
-        return;
+    if (i >= (long long)N * P * Q * C) return;
     int c = i % C, q = (i / C) % Q, p = (i / C / Q) % P, n = i / C / Q / P;
     int h0 = p * stride - pad, w0 = q * stride - pad;  // the window's corner
     const float* x = X + (size_t)n * H * W * C + c;

@@ -18,8 +18,7 @@ extern "C" __global__ void max_pool_backward_v1(const float* dY, const int* argm
                                                 int P, int Q, int window, int stride,
                                                 int pad) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)N * H * W * C)
-        return;
+    if (i >= (long long)N * H * W * C) return;
     int c = i % C, w = (i / C) % W, h = (i / C / W) % H, n = i / C / W / H;
     // windows p with h + pad - window < p stride <= h + pad; a negative numerator
     // rounds towards 0 in C, which the max with 0 makes harmless

@@ -73,8 +73,7 @@ __device__ __forceinline__ void mma_tiled_gemm(const ALoad& A, const BLoad& B,
     int s = 0;
     for (int k0 = k_begin; k0 < k_end; k0 += BK) {
         bool more = k0 + BK < k_end;
-        if (more)
-            fetch(k0 + BK);
+        if (more) fetch(k0 + BK);
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 8) {
             unsigned a[TM][4], b[TN][2];
@@ -106,8 +105,7 @@ __device__ __forceinline__ void mma_tiled_gemm(const ALoad& A, const BLoad& B,
                 }
             }
         }
-        if (more)
-            stash(s ^ 1);  // the other buffer: last read before the barrier
+        if (more) stash(s ^ 1);  // the other buffer: last read before the barrier
         __syncthreads();
         s ^= 1;
     }

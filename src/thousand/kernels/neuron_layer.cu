@@ -29,8 +29,7 @@ extern "C" __global__ void neuron_layer_v2(const float* W, const float* x,
                                            int n_in) {
     int lane = threadIdx.x % 32;
     int j = (blockIdx.x * blockDim.x + threadIdx.x) / 32;  // this warp's neuron
-    if (j >= n_out)
-        return;  // whole warps leave together: the shuffles stay full
+    if (j >= n_out) return;  // whole warps leave together: the shuffles stay full
     float partial = 0.0f;
     for (int k = lane; k < n_in; k += 32) {  // lane k reads W[j, k]: one cache line
         partial += W[j * n_in + k] * x[k];

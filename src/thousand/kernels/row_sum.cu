@@ -42,8 +42,7 @@ extern "C" __global__ void row_sum_v2(const float* a_cm, float* out, int rows,
 extern "C" __global__ void row_sum_v3(const float* a, float* out, int rows, int cols) {
     int lane = threadIdx.x % 32;
     int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;  // this warp's row
-    if (i >= rows)
-        return;  // whole warps leave together: the shuffles stay full
+    if (i >= rows) return;  // whole warps leave together: the shuffles stay full
     const float* row = a + i * cols;
     float s = 0.0f;
     for (int k = lane; k < cols; k += 32) {  // lanes 0..31 read 32 neighbouring floats

@@ -143,8 +143,7 @@ extern "C" __global__ void softmax_v2(const float* x, float* y, int rows, int co
 extern "C" __global__ void softmax_v3(const float* x, float* y, int rows, int cols) {
     int lane = threadIdx.x % 32;
     int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;  // this warp's row
-    if (row >= rows)
-        return;  // whole warps leave together: the shuffles stay full
+    if (row >= rows) return;  // whole warps leave together: the shuffles stay full
     const float* xr = x + (size_t)row * cols;
     float* yr = y + (size_t)row * cols;
     MD md = {-INFINITY, 0.0f};

@@ -56,8 +56,7 @@ extern "C" __global__ void softmax_backward_v2(const float* dy, const float* y,
                                                float* dx, int rows, int cols) {
     int lane = threadIdx.x % 32;
     int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;  // this warp's row
-    if (row >= rows)
-        return;  // whole warps leave together: the shuffles stay full
+    if (row >= rows) return;  // whole warps leave together: the shuffles stay full
     size_t start = (size_t)row * cols;
     float s = 0.0f;
     for (int k = lane; k < cols; k += 32) {

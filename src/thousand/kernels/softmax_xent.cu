@@ -10,8 +10,7 @@
 extern "C" __global__ void softmax_xent_v1(const float* Z, const float* T, float* dZ,
                                            float* loss, int M, int C) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;  // this thread's row
-    if (i >= M)
-        return;
+    if (i >= M) return;
     const float* z = Z + (size_t)i * C;
     const float* t = T + (size_t)i * C;
     float m = z[0];

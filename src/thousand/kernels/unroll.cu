@@ -90,24 +90,12 @@ extern "C" __global__ void unroll_v4(const float* x, float* out, int n, int k) {
     }
     float acc;
     switch (k) {  // k is the same in every thread: no divergence, one branch
-        case 1:
-            acc = column_sum<1>(x, n, j);
-            break;
-        case 2:
-            acc = column_sum<2>(x, n, j);
-            break;
-        case 4:
-            acc = column_sum<4>(x, n, j);
-            break;
-        case 8:
-            acc = column_sum<8>(x, n, j);
-            break;
-        case 16:
-            acc = column_sum<16>(x, n, j);
-            break;
-        case 32:
-            acc = column_sum<32>(x, n, j);
-            break;
+        case 1: acc = column_sum<1>(x, n, j); break;
+        case 2: acc = column_sum<2>(x, n, j); break;
+        case 4: acc = column_sum<4>(x, n, j); break;
+        case 8: acc = column_sum<8>(x, n, j); break;
+        case 16: acc = column_sum<16>(x, n, j); break;
+        case 32: acc = column_sum<32>(x, n, j); break;
         default:  // any other K: a loop, as in v1
             acc = 0.0f;
 #pragma unroll 1

@@ -37,16 +37,14 @@ struct MatrixStore {
     float* p;
     int rows, cols, ld;
     __device__ __forceinline__ void store4(int r, int c, float4 v) const {
-        if (r >= rows)
-            return;
+        if (r >= rows) return;
         if (c + 3 < cols && aligned(p, ld)) {
             *reinterpret_cast<float4*>(p + (size_t)r * ld + c) = v;
             return;
         }
         const float* e = reinterpret_cast<const float*>(&v);
         for (int j = 0; j < 4; ++j) {
-            if (c + j < cols)
-                p[(size_t)r * ld + c + j] = e[j];
+            if (c + j < cols) p[(size_t)r * ld + c + j] = e[j];
         }
     }
 };
@@ -120,8 +118,7 @@ __device__ __forceinline__ void warp_tiled_gemm(const ALoad& A, const BLoad& B,
     int s = 0;  // the buffer being read
     for (int k0 = k_begin; k0 < k_end; k0 += BK) {
         bool more = k0 + BK < k_end;
-        if (more)
-            fetch(k0 + BK);  // in flight while we compute below
+        if (more) fetch(k0 + BK);  // in flight while we compute below
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
 #pragma unroll
@@ -151,14 +148,12 @@ __device__ __forceinline__ void warp_tiled_gemm(const ALoad& A, const BLoad& B,
             }
         }
         if (DBUF) {  // fill the other buffer; one barrier before it is read
-            if (more)
-                stash(s ^ 1);
+            if (more) stash(s ^ 1);
             __syncthreads();
             s ^= 1;
         } else {  // wait for every reader before overwriting the only buffer
             __syncthreads();
-            if (more)
-                stash(0);
+            if (more) stash(0);
             __syncthreads();
         }
     }

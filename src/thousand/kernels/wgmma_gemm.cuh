@@ -91,16 +91,13 @@ __device__ __forceinline__ void store_tile(const float (&d)[REGS], Out* C, int r
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             int rr = r + 8 * h;
-            if (rr >= M)
-                continue;
+            if (rr >= M) continue;
             Out* p = C + (size_t)rr * N + c;
             if (c + 1 < N && (N & 1) == 0) {
                 store2(p, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
             } else {
-                if (c < N)
-                    store1(p, d[4 * j + 2 * h]);
-                if (c + 1 < N)
-                    store1(p + 1, d[4 * j + 2 * h + 1]);
+                if (c < N) store1(p, d[4 * j + 2 * h]);
+                if (c + 1 < N) store1(p + 1, d[4 * j + 2 * h + 1]);
             }
         }
     }
@@ -179,8 +176,7 @@ __device__ __forceinline__ void gemm_v1(const TensorMap* maps, Out* C, int M, in
         }
         wg::commit();
         wg::wait<0>();  // the tensor cores are done with stage s ...
-        if (leader && i + STAGES < tiles)
-            request(i + STAGES);  // ... so refill it
+        if (leader && i + STAGES < tiles) request(i + STAGES);  // ... so refill it
     }
     store_tile(acc[0], C, m0, n0, M, N);
     store_tile(acc[1], C, m0 + 64, n0, M, N);
@@ -242,8 +238,7 @@ __device__ __forceinline__ void gemm_v2(const TensorMap* maps, Out* C, int M, in
             }
             wg::commit();
             wg::wait<0>();
-            if (threadIdx.x % 128 == 0)
-                wg::bar_arrive(&empty[s]);  // stage s is free
+            if (threadIdx.x % 128 == 0) wg::bar_arrive(&empty[s]);  // stage s is free
         }
         store_tile(acc, C, m0 + 64 * half, n0, M, N);
     }

@@ -220,6 +220,12 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
             if horizontal:
                 ax.set_yticks(range(len(xs)), ticks)
                 ax.invert_yaxis()
+                values = [v for ys in result["series"].values() for v in ys if v]
+                if not result["y"].get("log") and max(values, default=0) >= 1e5:
+                    # six- and seven-digit ticks side by side: four of them fit
+                    from matplotlib.ticker import MaxNLocator
+
+                    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
             else:
                 ax.set_xticks(range(len(xs)), ticks)
         else:
