@@ -2,8 +2,10 @@
 // m16n8k8, as matmul_v8), for the same loader objects: A.load4(row, k),
 // B.load4(k, col), C.store4(row, col, v). Tiles go global -> registers -> shared
 // memory (rounded to TF32 on the way), double-buffered so that the next tile's loads
-// are in flight during this tile's mma instructions; an operand that must be
-// gathered (a convolution's patches) cannot take cp.async's 16-byte copies.
+// are in flight during this tile's mma instructions. No cp.async here: the tiles
+// pass through registers to be rounded to TF32. A gathered operand (a convolution's
+// patches) could still use it: each thread gives its own source address, and a
+// source size of 0 fills padding with zeros, as attention_bf16.cu does.
 // Ampere and later only: the caller guards it with __CUDA_ARCH__ >= 800.
 
 #pragma once
