@@ -46,3 +46,25 @@ def test_record_refuses_without_gpus(capsys):
     with pytest.raises(SystemExit):
         R.main(["--world", "1"])
     assert "at least 2" in capsys.readouterr().err
+
+
+def test_the_cost_model_refuses_what_it_cannot_model():
+    from thousand.distributed import cost_model as C
+
+    link = C.Link(alpha_s=1e-5, bandwidth=3e11)
+    assert C.ring_time(link, 1, 1e9) == 0.0
+    assert C.ring_time(link, 2, 1e9) == pytest.approx(2e-5 + 1e9 / 3e11)
+    for bad in ((link, 0, 1e9), (link, 2.5, 1e9), (link, 2, -1), (None, 2, 1e9)):
+        with pytest.raises(ValueError, match="ring_time"):
+            C.ring_time(*bad)
+    with pytest.raises(ValueError, match="not whole nodes"):
+        C.hierarchical_time(link, 12, 1e9)
+    with pytest.raises(ValueError, match="seconds"):
+        C.busbw(2, 1e9, 0)
+    rows = [{"bytes": b, "library_s": 1e-5 + b / 3e11} for b in (4096, 2**20, 2**30)]
+    fitted = C.fit(rows, 2)
+    assert fitted.bandwidth == pytest.approx(3e11, rel=1e-6)
+    with pytest.raises(ValueError, match="who"):
+        C.fit(rows, 2, "nccl")
+    with pytest.raises(ValueError, match="no bandwidth"):
+        C.fit([{"bytes": b, "library_s": 1 / b} for b in (4096, 2**20)], 2)
