@@ -52,6 +52,9 @@ TEXT = {
         "software": "软件",
         "run": "运行",
         "output": "记录的输出（{device}，{date}）：",
+        "sweep_run": "测于 {gpu}，{date}，提交 `{commit}`；每个形状上各版本与 PyTorch "
+        "在同一进程里先后计时（CUDA 事件，清空 L2）。入口函数即用户调用的函数，"
+        "它按形状选版本和线程块。",
         "gpus_run": "记录于 {n} 块 {gpu} 的一台机器，{date}，提交 `{commit}`"
         "（`python -m thousand.distributed.record --world {n}`）。",
         "cols": {
@@ -412,6 +415,10 @@ TEXT = {
         "software": "Software",
         "run": "Run",
         "output": "Recorded output ({device}, {date}):",
+        "sweep_run": "Measured on {gpu}, {date}, commit `{commit}`; at each shape the "
+        "versions and PyTorch were timed back to back in one process (CUDA events, L2 "
+        "flushed). The front door is the function users call, which picks the "
+        "version and block by the shape.",
         "gpus_run": "Recorded on one machine of {n} × {gpu}, {date}, commit "
         "`{commit}` (`python -m thousand.distributed.record --world {n}`).",
         "cols": {
@@ -980,6 +987,36 @@ class Results:
             + self.measured_in([entry])
         )
 
+    def _sweep(self, args, page_uri):
+        """`<!-- results:sweep FAMILY [chart] -->`: the family and PyTorch timed
+        over the sweep's shapes (thousand.bench.sweep), one bar a shape, with the
+        GPU and the run named."""
+        from thousand.bench import sweep
+
+        name, *flags = args
+        if flags not in ([], ["chart"]):
+            raise DirectiveError(
+                f"{page_uri}: results:sweep takes a family and optionally 'chart', "
+                f"got {' '.join(args)!r}"
+            )
+        entry = sweep.records().get(name)
+        if entry is None:
+            raise DirectiveError(f"{page_uri}: no recorded sweep of {name!r}")
+        e, result = sweep.experiment(name), sweep.as_result(name, entry)
+        target = f"assets/plots/{experiments.plot_name(e.name)}.svg"
+        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
+        table = "" if flags else experiments.table(e, result, self.lang) + "\n"
+        run = entry["run"]
+        where = self.t["sweep_run"].format(
+            gpu=entry["device"]["name"], date=run["date"], commit=run["commit"][:7]
+        )
+        return (
+            f"![{e.title[self.lang]}]({rel})\n\n"
+            + table
+            + experiments.notes(e, result, self.lang)
+            + f"\n{where}\n"
+        )
+
     def _gpus(self, args, page_uri):
         """`<!-- results:gpus NAME [chart] -->`: a result recorded on a machine of
         several GPUs (thousand.distributed.record), with the machine named: its
@@ -1108,6 +1145,16 @@ class Results:
             title = f"{e.title[self.lang]}{sep}{device}, {date}"
             found[experiments.plot_name(name)] = experiments.draw(
                 e, entry["result"], title, self.lang
+            )
+        from thousand.bench import sweep
+
+        for name, entry in sweep.records().items():
+            e = sweep.experiment(name)
+            sep = "：" if self.lang == "zh" else ": "
+            title = f"{e.title[self.lang]}{sep}{entry['device']['name']}, "
+            title += entry["run"]["date"]
+            found[experiments.plot_name(e.name)] = experiments.draw(
+                e, sweep.as_result(name, entry), title, self.lang
             )
         from thousand.distributed.record import records
 
