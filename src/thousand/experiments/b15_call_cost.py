@@ -15,6 +15,7 @@ import time
 
 from thousand.cuda import median
 from thousand.experiments import Experiment, Note
+from thousand.experiments.common import EXTENSION_FILES
 
 CALLS, WINDOWS = 5000, 9
 QUICK = dict(calls=200, windows=3)
@@ -101,12 +102,7 @@ EXPERIMENT = Experiment(
     },
     run=run,
     families=("gelu", "gelu_backward"),
-    files=(
-        "beyond/extension.py",
-        "beyond/gelu_extension.cpp",
-        "beyond/gelu_extension.cu",
-        "beyond/empty.cu",
-    ),
+    files=EXTENSION_FILES,
     gpu_only="it builds a CUDA extension with nvcc and times launches on a GPU",
     notes={
         "native_us": Note(

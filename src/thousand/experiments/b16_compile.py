@@ -48,6 +48,7 @@ import gc
 from thousand.cuda import median, on_cpu, time_ms
 from thousand.experiments import Experiment, Note
 from thousand.experiments.common import torch_tf32
+from thousand.models import mlp
 
 EAGER = "PyTorch eager"
 COMPILED = "torch.compile"
@@ -222,15 +223,8 @@ EXPERIMENT = Experiment(
     run=run,
     # what the package's two steps launch: A4's MLP, and a block of A16's model
     families=(
-        "matmul",
+        *mlp.FAMILIES,
         "matmul_tn",
-        "transpose",
-        "bias_add",
-        "bias_relu",
-        "relu_backward",
-        "col_sum",
-        "softmax_xent",
-        "sgd",
         "layer_norm",
         "layer_norm_backward",
         "split_heads",

@@ -1,7 +1,8 @@
 """Pieces that several experiments use alike, kept here once.
 
+`EXTENSION_FILES` are what a result that builds B15's PyTorch extension depends on;
 `share_note` describes a figure that is a share of a baseline; `torch_tf32` sets
-PyTorch's TF32 switches for a comparison and puts them back. Neither is an
+PyTorch's TF32 switches for a comparison and puts them back. None is an
 experiment: `all_experiments` reads only modules named after a post.
 """
 
@@ -10,6 +11,15 @@ from __future__ import annotations
 import contextlib
 
 from thousand.experiments import Note
+
+# B15's extension: its loader and the sources it builds (relative to src/thousand,
+# as Experiment.files names them); the kernels it includes are families.
+EXTENSION_FILES = (
+    "beyond/extension.py",
+    "beyond/gelu_extension.cpp",
+    "beyond/gelu_extension.cu",
+    "beyond/empty.cu",
+)
 
 
 def share_note(zh: str, en: str) -> Note:
