@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from thousand.beyond import triton as _import_triton
+from thousand.kernels.family import rel_error as kernel_rel_error
 
 triton = _import_triton()
 import torch  # noqa: E402  (after Triton's interpreter is chosen)
@@ -309,10 +310,8 @@ def matmul_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def rel_error(c, ref: np.ndarray) -> float:
-    got = c.detach().to("cpu", torch.float64).numpy()
-    if not np.all(np.isfinite(got)):
-        return float("inf")
-    return float(np.abs(got - ref).max(initial=0) / max(np.abs(ref).max(initial=0), 1))
+    """The kernels' error measure (thousand.kernels.rel_error) of a tensor `c`."""
+    return kernel_rel_error(c.detach().to("cpu", torch.float64).numpy(), ref)
 
 
 if __name__ == "__main__":
