@@ -2,8 +2,10 @@
 
 `EXTENSION_FILES` are what a result that builds B15's PyTorch extension depends on;
 `share_note` describes a figure that is a share of a baseline; `torch_tf32` sets
-PyTorch's TF32 switches for a comparison and puts them back. None is an
-experiment: `all_experiments` reads only modules named after a post.
+PyTorch's TF32 switches for a comparison and puts them back; `per_epoch` makes the
+result of a training curve; `twin_notes` and `TWIN_ON_GPU` describe a network timed
+against its PyTorch twin. None is an experiment: `all_experiments` reads only
+modules named after a post.
 """
 
 from __future__ import annotations
@@ -45,3 +47,39 @@ def torch_tf32(on: bool, cublas: bool = True, cudnn: bool = False):
     finally:
         for f, was in zip(flags, before, strict=True):
             f.allow_tf32 = was
+
+
+def per_epoch(series: dict, notes: dict, y_label: str) -> dict:
+    """A "lines" result: each series one value an epoch, the epochs counted from 1."""
+    epochs = len(next(iter(series.values())))
+    return {
+        "kind": "lines",
+        "x": {"label": "epoch", "values": list(range(1, epochs + 1)), "log": False},
+        "y": {"label": y_label, "log": False, "format": "{:.2f}"},
+        "series": series,
+        "notes": notes,
+    }
+
+
+def twin_notes(key: str, zh: str, en: str) -> dict[str, Note]:
+    """The notes on a network's epoch on the kernels against its PyTorch twin's,
+    `{key}_twin_epoch_ms` and `{key}_ratio`; `zh` and `en` name the network."""
+    return {
+        f"{key}_twin_epoch_ms": Note(
+            f"{zh}：每轮训练时间，PyTorch 版 (ms)",
+            f"{en}: training time per epoch of the PyTorch twin (ms)",
+            "{:.1f}",
+        ),
+        f"{key}_ratio": Note(
+            f"{zh}：每轮时间比，核函数版 / PyTorch 版",
+            f"{en}: time per epoch, kernels / PyTorch twin",
+        ),
+    }
+
+
+# Where the twins ran: `notes["twin_on_gpu"]` of a result that times them.
+TWIN_ON_GPU = Note(
+    "PyTorch 版是否在 GPU 上（1 是，0 在 CPU 上）",
+    "the PyTorch twin ran on the GPU (1) or the CPU (0)",
+    "{:.0f}",
+)
