@@ -52,3 +52,13 @@ def test_anything_else_is_refused(tmp_path):
     with pytest.raises(E.EvidenceError, match="holds no results/"):
         E.install(tmp_path / "empty", tmp_path)
     assert E.main(["not-a-run"]) == 1
+
+
+def test_the_sweeps_records_come_with_it(artifact, tmp_path):
+    sweeps = artifact / "results" / "sweeps"
+    sweeps.mkdir(exist_ok=True)
+    (sweeps / "some-gpu.json").write_text('{"schema": 1}')
+    root = tmp_path / "repo"
+    E.install(artifact, root)
+    got = root / "docs" / "assets" / "results" / "sweeps" / "some-gpu.json"
+    assert got.read_text() == '{"schema": 1}'

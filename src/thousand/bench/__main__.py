@@ -659,7 +659,9 @@ def main(argv: list[str]) -> int:
             return 2
         if old is not None and not any(plan.values()):
             print(f"{path.relative_to(L.ROOT)} matches the sources: nothing to redo")
-            return 0
+            from thousand.bench import sweep
+
+            return sweep.main(["--record", "--stale"])  # sweeps have records too
         if old is not None and args.part:
             # Each part is a run of its own, merged like any stale-only run: a
             # name's part is fixed (a hash), so what a part redid stays done.
@@ -732,11 +734,17 @@ def main(argv: list[str]) -> int:
             f"experiments, {len(plan['notebooks'])} notebooks in {took:.0f} s on the "
             f"GPU machine{verdict}"
         )
+    # The sweeps of the families just re-timed, over the shapes models use, and
+    # any sweep never recorded on this GPU (thousand.bench.sweep).
+    from thousand.bench import sweep
+
+    print("\nshape sweeps against PyTorch:", flush=True)
+    swept = sweep.main(["--record", "--stale"])
     stale = L.stale_entries(ledger)
     if stale:
         print("but the ledger is not complete:", *stale, sep="\n  ")
         return 1
-    return 0
+    return swept
 
 
 if __name__ == "__main__":

@@ -75,6 +75,9 @@ def install(folder: Path, root: Path = L.ROOT) -> list[Path]:
         if recorded.is_dir():
             shutil.rmtree(outputs / ledger.stem, ignore_errors=True)
             shutil.copytree(recorded, outputs / ledger.stem)
+    for sweep in sorted((folder / "results" / "sweeps").glob("*.json")):
+        (results / "sweeps").mkdir(exist_ok=True)  # the shape sweeps' records
+        shutil.copyfile(sweep, results / "sweeps" / sweep.name)
     return [results / p.name for p in ledgers]
 
 
