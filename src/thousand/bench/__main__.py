@@ -613,6 +613,12 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         help="with --stale: redo only part K of N of what is stale, as a run of its "
         "own (with the copy kernel), for machines that cannot run it all at once",
     )
+    parser.add_argument(
+        "--no-sweeps",
+        action="store_true",
+        help="leave out the shape sweeps that end a run (run them apart with "
+        "python -m thousand.bench.sweep --record --stale)",
+    )
     parser.add_argument("--shard", metavar="K/N", help="run one of N shards")
     parser.add_argument(
         "--merge", type=int, metavar="N", help="build the ledger from N shards"
@@ -661,7 +667,8 @@ def main(argv: list[str]) -> int:
             print(f"{path.relative_to(L.ROOT)} matches the sources: nothing to redo")
             from thousand.bench import sweep
 
-            return sweep.main(["--record", "--stale"])  # sweeps have records too
+            # sweeps have records too
+            return 0 if args.no_sweeps else sweep.main(["--record", "--stale"])
         if old is not None and args.part:
             # Each part is a run of its own, merged like any stale-only run: a
             # name's part is fixed (a hash), so what a part redid stays done.
@@ -738,8 +745,10 @@ def main(argv: list[str]) -> int:
     # any sweep never recorded on this GPU (thousand.bench.sweep).
     from thousand.bench import sweep
 
-    print("\nshape sweeps against PyTorch:", flush=True)
-    swept = sweep.main(["--record", "--stale"])
+    swept = 0
+    if not args.no_sweeps:
+        print("\nshape sweeps against PyTorch:", flush=True)
+        swept = sweep.main(["--record", "--stale"])
     stale = L.stale_entries(ledger)
     if stale:
         print("but the ledger is not complete:", *stale, sep="\n  ")
