@@ -24,7 +24,7 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def stacks(data):
+def stacks(cpu_backend_checked, data):
     """The same greedy pre-training on the kernels and on the NumPy twins."""
     X = data[0][:100]  # 5 CD-1 steps a layer
     return D.pretrain(X, SIZES, seed=3, **PRE), D.pretrain(
