@@ -11,16 +11,17 @@ from thousand.experiments.a8_dbn_labels import FAMILIES, FILES
 from thousand.models import dbn as D
 
 CHAINS, GIBBS_STEPS = 16, 1000
+SERIES = ("RBM 1 (pixels)", "RBM 2 (RBM 1's codes)")  # what each reconstructs
 
 
 def picture_label(steps: int, lang: str = "en") -> str:
     if lang == "zh":
         return (
-            f"{CHAINS} 个“梦”：在顶层 RBM 里从随机状态出发做 {steps} 步 Gibbs "
+            f"{CHAINS} 个“梦”：在顶层 RBM 里从随机状态出发做 {steps:,} 步 Gibbs "
             "采样，再逐层向下到像素（颜色是像素为 1 的概率）"
         )
     return (
-        f"{CHAINS} dreams: {steps} Gibbs steps in the top RBM from random units, "
+        f"{CHAINS} dreams: {steps:,} Gibbs steps in the top RBM from random units, "
         "then down to the pixels (probability a pixel is on)"
     )
 
@@ -45,8 +46,12 @@ def run(quick: bool) -> dict:
     return {
         "kind": "lines",
         "x": {"label": "epoch", "values": list(range(1, epochs + 1)), "log": False},
-        "y": {"label": "mean squared error", "log": False, "format": "{:.4f}"},
-        "series": {f"RBM {k}, held-out reconstruction": e for k, e in errors.items()},
+        "y": {
+            "label": "held-out reconstruction error (mean squared)",
+            "log": False,
+            "format": "{:.4f}",
+        },
+        "series": dict(zip(SERIES, errors.values(), strict=True)),
         "notes": {
             "final_1": errors[1][-1],
             "final_2": errors[2][-1],
@@ -86,9 +91,9 @@ EXPERIMENT = Experiment(
     },
     zh={
         "epoch": "轮次 (epoch)",
-        "mean squared error": "均方误差",
-        "RBM 1, held-out reconstruction": "RBM 1，留出集重构误差",
-        "RBM 2, held-out reconstruction": "RBM 2，留出集重构误差",
+        "held-out reconstruction error (mean squared)": "留出集重构误差（均方）",
+        SERIES[0]: "RBM 1（像素）",
+        SERIES[1]: "RBM 2（RBM 1 的编码）",
         picture_label(GIBBS_STEPS): picture_label(GIBBS_STEPS, "zh"),
     },
 )
