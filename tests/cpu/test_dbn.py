@@ -128,6 +128,22 @@ def test_finetune_runs_mlp_fit_over_whole_epochs(data):
         np.testing.assert_array_equal(p[0], q[0])
 
 
+def test_finetune_splits_an_epoch_into_equal_batches(data):
+    """135 labelled images at batch 128: two batches of 68 and 67, for 250 epochs
+    (500 steps), not 128 and a noisy 7."""
+    X, _, y, _ = data
+    rows = D.labelled(y, 0.1, 0)
+    sizes = []
+
+    class Recorder:
+        def train_step(self, X, T, lr):
+            sizes.append(len(X))
+
+    D.finetune(Recorder(), X[rows], y[rows], steps=500, batch=128, lr=0.3, seed=0)
+    assert len(rows) == 135 and len(sizes) == 500
+    assert sorted(set(sizes)) == [67, 68] and sizes.count(67) == 250
+
+
 def test_the_dreams_on_the_kernels_agree_with_the_twins(stacks):
     kernels, _ = stacks
     twins = [R.RBMTwin(*rbm.get_params()) for rbm in kernels]  # the very weights

@@ -200,16 +200,18 @@ def binary_digits():
 # --8<-- [start:finetune]
 def finetune(net, X, y, *, steps, batch, lr, seed) -> float:
     """Backpropagation on the labelled images: plain SGD on softmax cross-entropy
-    through mlp.fit, for about `steps` steps (whole epochs, so at least `steps`)
-    whatever the number of images, batches of min(batch, images). Returns the
-    seconds of training."""
+    through mlp.fit, for whole epochs until at least `steps` steps have run,
+    whatever the number of images. An epoch's batches hold at most `batch`
+    images and are as equal as the count allows (135 images: 68 and 67, not 128
+    and a noisy 7). Returns the seconds of training."""
     X = _images("X", X)
     if not isinstance(y, np.ndarray) or y.shape != (len(X),):
         raise ValueError(f"y must be one label per row of X ({len(X)}), got {y!r}")
     steps, batch = _count("steps", steps), _count("batch", batch)
     lr, seed = _rate("lr", lr), _seed(seed)
-    batch = min(batch, len(X))
-    epochs = math.ceil(steps / math.ceil(len(X) / batch))
+    per_epoch = math.ceil(len(X) / batch)
+    batch = math.ceil(len(X) / per_epoch)  # no short last batch
+    epochs = math.ceil(steps / per_epoch)
     return mlp.fit(net, X, y, epochs=epochs, batch=batch, lr=lr, seed=seed)
 
 
