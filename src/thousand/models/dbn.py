@@ -75,10 +75,74 @@ def _seed(seed) -> int:
     return _count("seed", seed, least=0)
 
 
+def _flag(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def _stack(stack) -> list:
+    """A list of RBMs (kernels or twins), each one's hidden layer the next one's
+    visible layer."""
+    if not (
+        isinstance(stack, list)
+        and stack
+        and all(isinstance(r, (R.RBM, R.RBMTwin)) for r in stack)
+    ):
+        raise ValueError(
+            f"stack must be a non-empty list of rbm.RBM or RBMTwin, got {stack!r}"
+        )
+    shapes = [tuple(r.W.shape) for r in stack]
+    if any(a[1] != b[0] for a, b in zip(shapes[:-1], shapes[1:], strict=True)):
+        raise ValueError(f"each RBM must feed the next: got weight shapes {shapes}")
+    return stack
+
+
+def _params(params) -> list:
+    """Float32 (W, b) pairs, W (n_in, n_out) and b (n_out,), layer to layer."""
+
+    def pair(p):
+        return (
+            isinstance(p, tuple)
+            and len(p) == 2
+            and all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in p)
+            and p[0].ndim == 2
+            and p[1].shape == (p[0].shape[1],)
+        )
+
+    if not (isinstance(params, list) and params and all(map(pair, params))):
+        got = (
+            [
+                tuple(getattr(a, "shape", type(a).__name__) for a in p)
+                if isinstance(p, tuple)
+                else type(p).__name__
+                for p in params
+            ]
+            if isinstance(params, list)
+            else params
+        )
+        raise ValueError(f"params must be a list of float32 (W, b) pairs, got {got!r}")
+    shapes = [W.shape for W, _ in params]
+    if any(a[1] != b[0] for a, b in zip(shapes[:-1], shapes[1:], strict=True)):
+        raise ValueError(f"each layer must feed the next: got weight shapes {shapes}")
+    return params
+
+
+def _settings(name: str, settings, keys: tuple[str, ...]) -> dict:
+    """{"epochs" or "steps": whole number, "batch": whole number, "lr": rate}."""
+    if not isinstance(settings, dict) or sorted(settings) != sorted(keys):
+        raise ValueError(f"{name} must be a dict with keys {keys}, got {settings!r}")
+    return {
+        k: _rate(f"{name}['lr']", v) if k == "lr" else _count(f"{name}[{k!r}]", v)
+        for k, v in settings.items()
+    }
+
+
 # --8<-- [start:up]
 def up(model, X: np.ndarray) -> np.ndarray:
     """p(h = 1 | v) for every row of X: what the next RBM of the stack sees. On
     the kernels it is the RBM's own matmul + bias_sigmoid."""
+    X = _images("X", X, _stack([model])[0].W.shape[0])
     if isinstance(model, R.RBMTwin):
         return R._sigmoid(X @ model.W + model.b).astype(np.float32)
     v = model.buf("v_up", X.shape)
@@ -101,7 +165,9 @@ def pretrain(X, sizes, *, epochs, batch, lr, seed, numpy=False, X_test=None, log
         X_test = _images("X_test", X_test, sizes[0])
     epochs, batch = _count("epochs", epochs), _count("batch", batch)
     lr, seed = _rate("lr", lr), _seed(seed)
-    make = R.RBMTwin if numpy else R.RBM
+    if log is not None and not callable(log):
+        raise TypeError(f"log must be a function or None, not {log!r}")
+    make = R.RBMTwin if _flag("numpy", numpy) else R.RBM
     stack = []
     for k, (n_in, n_out) in enumerate(zip(sizes[:-2], sizes[1:-1], strict=True)):
         rbm = make(*R.init(n_in, n_out, seed=[seed, k]))
@@ -137,7 +203,7 @@ def initial_params(arm: str, sizes, seed, stack=None) -> list[tuple]:
         raise ValueError(
             "stack (the pre-trained RBMs) goes with arm 'pre-trained' only"
         )
-    if stack is not None and [r.get_params()[0].shape for r in stack] != list(
+    if stack is not None and [tuple(r.W.shape) for r in _stack(stack)] != list(
         zip(sizes[:-2], sizes[1:-1], strict=True)
     ):
         raise ValueError(f"the stack's weight shapes do not match sizes {sizes}")
@@ -155,8 +221,10 @@ def initial_params(arm: str, sizes, seed, stack=None) -> list[tuple]:
 
 def network(params, hidden: str, numpy: bool = False):
     """The fine-tuned net: `hidden` units in every layer but the last (logits)."""
-    acts = mlp.activations([p[0].shape[0] for p in params] + [1], hidden)
-    if numpy:
+    if hidden not in ("sigmoid", "relu", "tanh"):
+        raise ValueError(f"hidden must be 'sigmoid', 'relu' or 'tanh', not {hidden!r}")
+    acts = mlp.activations([p[0].shape[0] for p in _params(params)] + [1], hidden)
+    if _flag("numpy", numpy):
         return twin.Network(twin.dense_layers(params, acts))
     return layers.Network(layers.dense_layers(params, acts))
 
@@ -204,6 +272,8 @@ def finetune(net, X, y, *, steps, batch, lr, seed) -> float:
     whatever the number of images. An epoch's batches hold at most `batch`
     images and are as equal as the count allows (135 images: 68 and 67, not 128
     and a noisy 7). Returns the seconds of training."""
+    if not callable(getattr(net, "train_step", None)):
+        raise TypeError(f"net must have a train_step method, got {net!r}")
     X = _images("X", X)
     if not isinstance(y, np.ndarray) or y.shape != (len(X),):
         raise ValueError(f"y must be one label per row of X ({len(X)}), got {y!r}")
@@ -224,8 +294,7 @@ def sample(stack, *, chains, steps, seed) -> np.ndarray:
     random binary units and run `steps` alternating steps, h ~ p(h | v) and
     v ~ p(v | h); then each chain's last p(v | h) carried down to the pixels by
     the lower RBMs' p(v | h), as probabilities. Returns (chains, pixels)."""
-    if not isinstance(stack, list) or not stack:
-        raise ValueError(f"stack must be a non-empty list of RBMs, got {stack!r}")
+    stack = _stack(stack)
     chains, steps = _count("chains", chains), _count("steps", steps)
     rng = np.random.default_rng([_seed(seed), 5])
     top = stack[-1]
@@ -283,6 +352,20 @@ def compare(
     seeds = [_seed(s) for s in seeds]
     if not isinstance(fractions, (list, tuple)) or not fractions:
         raise ValueError(f"fractions must be a non-empty list, got {fractions!r}")
+    for f in fractions:
+        if _rate("every fraction", f) > 1:
+            raise ValueError(f"every fraction must be at most 1, not {f}")
+    sizes, numpy = _sizes(sizes), _flag("numpy", numpy)
+    pretraining = _settings("pretraining", pretraining, ("epochs", "batch", "lr"))
+    tuning = _settings("tuning", tuning, ("steps", "batch", "lr"))
+    if data is not None and not (
+        isinstance(data, tuple)
+        and len(data) == 4
+        and all(isinstance(a, np.ndarray) for a in data)
+    ):
+        raise ValueError(
+            f"data must be (X_train, X_test, y_train, y_test), got {data!r}"
+        )
     X_train, X_test, y_train, y_test = binary_digits() if data is None else data
     acc = {arm: {f: [] for f in fractions} for arm in ARMS}
     for seed in seeds:
