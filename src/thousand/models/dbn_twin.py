@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from thousand.models.dbn import _params
 from thousand.optional import require
 
 torch = require("torch", "The PyTorch twin of the fine-tuned DBN")
@@ -23,10 +24,9 @@ class Twin:
             raise ValueError(
                 f"hidden must be one of {sorted(ACTIVATIONS)}, got {hidden!r}"
             )
-        if not isinstance(params, list) or not params:
-            raise ValueError(
-                f"params must be a non-empty list of (W, b), got {params!r}"
-            )
+        if not isinstance(device, str):
+            raise TypeError(f"device must be a string such as 'cpu', not {device!r}")
+        _params(params)  # float32 (W, b) pairs, each layer feeding the next
         modules = []
         for i, (W, b) in enumerate(params):
             linear = nn.Linear(*W.shape)
