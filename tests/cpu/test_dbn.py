@@ -219,7 +219,7 @@ def test_the_labelled_images_keep_every_class(data):
         (
             lambda X, y: D.network([(np.ones((3, 2)), np.ones(2))], "relu"),
             ValueError,
-            "float32 (W, b) pairs, got [((3, 2), (2,))]",
+            "float32 (W, b) pairs, got [('float64 (3, 2)', 'float64 (2,)')]",
         ),
         (
             lambda X, y: D.network(D.initial_params("relu", SIZES, 0), "gelu"),

@@ -98,6 +98,10 @@ def _stack(stack) -> list:
     return stack
 
 
+def _shape(a) -> str:
+    return f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+
+
 def _params(params) -> list:
     """Float32 (W, b) pairs, W (n_in, n_out) and b (n_out,), layer to layer."""
 
@@ -113,7 +117,7 @@ def _params(params) -> list:
     if not (isinstance(params, list) and params and all(map(pair, params))):
         got = (
             [
-                tuple(getattr(a, "shape", type(a).__name__) for a in p)
+                tuple(_shape(a) for a in p)
                 if isinstance(p, tuple)
                 else type(p).__name__
                 for p in params
