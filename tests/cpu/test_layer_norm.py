@@ -19,7 +19,6 @@ from thousand.kernels.layer_norm import (
 )
 from thousand.kernels.layer_norm_backward import FAMILY as BACKWARD
 from thousand.kernels.layer_norm_backward import (
-    by_shape,
     layer_norm_backward,
     layer_norm_backward_parts,
     layer_norm_backward_ref,
@@ -272,29 +271,3 @@ def test_forward_then_backward_on_the_device():
     ref = layer_norm_backward_parts(x, dy, gamma, *layer_norm_stats_ref(x))
     for got, want in zip((dx, dgamma, dbeta), ref, strict=True):
         assert rel(got.get(), want) <= 3e-6
-
-
-def test_backward_picks_its_version_by_shape():
-    """The front door's choice, as the sweep measured it: v2 for wide rows and large
-    arrays, v1 for the small ones and for rows wider than v2 holds."""
-    assert by_shape(1024, 768) == (1, 256)
-    assert by_shape(8192, 1024) == (1, 256)  # 2^23 elements: still v1
-    assert by_shape(8192, 1600) == (2, 224)  # 7 warps of 8 columns hold 1,600
-    assert by_shape(1024, 4096) == (2, 512)
-    assert by_shape(4, 8192) == (2, 1024)
-    assert by_shape(65536, 8193) == (1, 256)  # past 8 x 1,024 columns
-
-
-@pytest.mark.parametrize("size", [(3, 5000), (2, 8193)])
-def test_backward_default_runs_what_by_shape_picks(size):
-    ins = BACKWARD.make_inputs(rng, size)
-    got = layer_norm_backward(*ins)
-    ref = layer_norm_backward_parts(*ins)
-    for g, want in zip(got, ref, strict=True):
-        assert rel(g, want) <= BACKWARD.tolerance
-
-
-def test_v2_refuses_a_row_wider_than_its_registers():
-    ins = BACKWARD.make_inputs(rng, (2, 300))
-    with pytest.raises(ValueError, match="at most 256 with a block of 32"):
-        layer_norm_backward(*ins, version=2, block=32)

@@ -21,7 +21,6 @@ import numpy as np
 
 from thousand.cuda import (
     Staging,
-    cdiv,
     check_aligned,
     check_array,
     check_block,
@@ -149,19 +148,13 @@ def layer_norm_v4(x, gamma, beta, out=None, block=256, eps=EPS, mean=None, rstd=
 
 # --8<-- [start:front-door]
 def layer_norm(
-    x, gamma, beta, eps=EPS, out=None, version=4, block=None, mean=None, rstd=None
+    x, gamma, beta, eps=EPS, out=None, version=4, block=256, mean=None, rstd=None
 ):
     """Normalise each row of the (rows, C) float32 array `x`, then scale by `gamma`
     and shift by `beta` (both (C,)). Returns y (in `out` when given); writes each
     row's mean and 1 / sqrt(var + eps) into `mean` and `rstd` when given ((rows,)
-    arrays of the same kind as x), which layer_norm_backward takes. `block`: by
-    default 256, and for v3 and v4 the fewest whole warps whose 16 registers a
-    thread hold the row (1,024 columns: 64 threads), at most 512."""
+    arrays of the same kind as x), which layer_norm_backward takes."""
     run = pick(FAMILY, version)
-    if block is None:
-        block = 256
-        if version in (3, 4) and hasattr(x, "shape") and len(x.shape) == 2:
-            block = min(512, 32 * max(1, cdiv(x.shape[1], 32 * 16)))
     return run(x, gamma, beta, out=out, block=block, eps=eps, mean=mean, rstd=rstd)
 
 

@@ -18,25 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.cuda import (
-    Staging,
-    cdiv,
-    check_array,
-    check_block,
-    check_shape,
-    fill,
-    grid_stride_blocks,
-    launch,
-)
+from thousand.cuda import Staging, check_array, check_block, check_shape, fill, launch
 from thousand.kernels.col_sum import col_sum_v1
-from thousand.kernels.family import Family, Version
+from thousand.kernels.family import Family, Version, pick
 from thousand.kernels.layer_launch import scratch
 from thousand.kernels.layer_norm import layer_norm_stats_ref
 from thousand.kernels.layer_norm import make_inputs as forward_inputs
 
 OP = "layer_norm_backward"
-PARTIAL_BLOCKS = 512  # v1's most blocks, so rows of partials for the second stage
-HOLD = 8  # columns a thread of v2 keeps in registers (HOLD in the .cu)
+PARTIAL_BLOCKS = 512  # the most blocks, so rows of partials for the second stage
 
 
 # --8<-- [start:ref]
@@ -64,7 +54,8 @@ def layer_norm_backward_ref(x, dy, gamma, mean, rstd) -> np.ndarray:
 
 
 # --8<-- [start:launchers]
-def _run(name, x, dy, gamma, mean, rstd, out, block, grid_for):
+def layer_norm_backward_v1(x, dy, gamma, mean, rstd, out=None, block=256):
+    """Returns the (rows + 2, C) array of dx, dgamma and dbeta (see the module)."""
     check_array(OP, "x", x, ndim=2)  # (rows, C)
     rows, C = x.shape
     check_array(OP, "dy", dy, ndim=2)
@@ -80,7 +71,7 @@ def _run(name, x, dy, gamma, mean, rstd, out, block, grid_for):
     (block,) = check_block(OP, block, ndim=1)
     if block % 32:
         raise ValueError(f"{OP}: needs whole warps, got a block of {block}")
-    blocks = grid_for(rows, C, block)
+    blocks = min(rows, PARTIAL_BLOCKS)
     names = ("x", "dy", "gamma", "mean", "rstd")
     stage = Staging(OP, x, dy, gamma, mean, rstd, names=names)
     d_in = stage.inputs()
@@ -88,7 +79,7 @@ def _run(name, x, dy, gamma, mean, rstd, out, block, grid_for):
     if rows and C:
         partial = scratch(OP, "partial", (blocks, 2 * C))  # dgamma, dbeta per block
         args = (*d_in, d_out, partial, np.int32(rows), np.int32(C))
-        launch(OP, name, (blocks,), (block,), *args)
+        launch(OP, "layer_norm_backward_v1", (blocks,), (block,), *args)
         flat = d_out.reshape((rows + 2) * C)
         col_sum_v1(partial, out=flat[rows * C :])  # stage two: dgamma, then dbeta
     elif C:  # no rows: empty sums
@@ -96,61 +87,17 @@ def _run(name, x, dy, gamma, mean, rstd, out, block, grid_for):
     return stage.result(d_out, out)
 
 
-def layer_norm_backward_v1(x, dy, gamma, mean, rstd, out=None, block=256):
-    """Returns the (rows + 2, C) array of dx, dgamma and dbeta (see the module)."""
-    grid = lambda rows, C, block: min(rows, PARTIAL_BLOCKS)  # noqa: E731
-    return _run("layer_norm_backward_v1", x, dy, gamma, mean, rstd, out, block, grid)
-
-
-def layer_norm_backward_v2(x, dy, gamma, mean, rstd, out=None, block=1024):
-    """As v1, each row held in registers (HOLD columns a thread, so rows of up to
-    HOLD * block columns) and one wave of resident blocks."""
-
-    def grid(rows, C, block):
-        if C > HOLD * block:
-            raise ValueError(
-                f"{OP}: v2 holds {HOLD} columns a thread, so rows of at most "
-                f"{HOLD * block} with a block of {block}; got {C} columns "
-                f"(take a block of {min(1024, 32 * cdiv(C, 32 * HOLD))}, or v1)"
-            )
-        return max(1, min(rows, grid_stride_blocks(block, rows * block)))
-
-    return _run("layer_norm_backward_v2", x, dy, gamma, mean, rstd, out, block, grid)
-
-
-def fewest_warps(C: int) -> int:
-    """v2's block for rows of C columns: the fewest whole warps that hold a row."""
-    return min(1024, 32 * max(1, cdiv(C, 32 * HOLD)))
-
-
-def by_shape(rows: int, C: int) -> tuple[int, int]:
-    """(version, block) for a (rows, C) gradient, as the sweep measured them on an
-    H100 (python -m thousand.bench.sweep): v2 with the fewest warps that hold a
-    row, for rows of 4,096 columns or more and arrays of more than 2^23 elements;
-    v1 with 256 threads for the smaller ones, where it measured faster, and for
-    rows wider than v2 holds (8,192)."""
-    if C <= HOLD * 1024 and (C >= 4096 or rows * C > 2**23):
-        return 2, fewest_warps(C)
-    return 1, 256
-
-
 # --8<-- [end:launchers]
 
 
 # --8<-- [start:front-door]
-def layer_norm_backward(x, dy, gamma, mean, rstd, out=None, version=None, block=None):
+def layer_norm_backward(x, dy, gamma, mean, rstd, out=None, version=1, block=256):
     """dx (rows, C), dgamma (C,) and dbeta (C,) for the upstream gradient `dy` of
     layer_norm(x, gamma, beta), given the `mean` and `rstd` it wrote. Views of one
-    (rows + 2, C) array (`out` when given). By default the version and block follow
-    the shape (by_shape); a version given without a block runs with its own."""
-    check_array(OP, "x", x, ndim=2)
+    (rows + 2, C) array (`out` when given)."""
+    run = pick(FAMILY, version)
+    grads = run(x, dy, gamma, mean, rstd, out=out, block=block)
     rows, C = x.shape
-    if version is None:
-        version, picked = by_shape(rows, C)
-        block = picked if block is None else block
-    v = FAMILY.version(version)
-    block = v.default_block if block is None else block
-    grads = v.run(x, dy, gamma, mean, rstd, out=out, block=block)
     flat = grads.reshape((rows + 2) * C)
     return (
         flat[: rows * C].reshape(rows, C),
@@ -178,14 +125,6 @@ FAMILY = Family(
             "dx per row; dgamma, dbeta as per-block partials, then column sums",
             layer_norm_backward_v1,
             blocks=(32, 256, 1024),
-        ),
-        Version(
-            2,
-            "layer_norm_backward_v2",
-            "the row in registers, dgamma and dbeta summed in registers, one wave",
-            layer_norm_backward_v2,
-            blocks=(1024,),  # 8 x 1,024 holds every row the checks use
-            default_block=1024,
         ),
     ),
     ref=layer_norm_backward_ref,
