@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.kernels.bias_family import bias_family
+from thousand.kernels.layer_launch import bias_family
 
 OP = "bias_relu"
 
