@@ -28,9 +28,49 @@
 // expf throughout (within 2 ulp on a GPU): __expf's error grows with |x|. Blocks
 // are whole warps: the shuffles read all 32 lanes.
 
-#include "online_softmax.cuh"
+constexpr unsigned FULL = 0xffffffffu;
 
-// --8<-- [start:finish-row]
+// --8<-- [start:online]
+// e^(a - m) for m a running max (m >= a): 0 where a = -inf, even when m = -inf too
+// (nothing finite seen yet), where expf(-inf - -inf) would be NaN.
+__device__ __forceinline__ float exp_from(float a, float m) {
+    return a == -INFINITY ? 0.0f : expf(a - m);
+}
+
+// A running max m and the sum d of e^(x - m) over the elements seen so far.
+struct MD {
+    float m, d;
+};
+
+// Two pairs become one, each sum rescaled to the larger max. One element x is the
+// pair (x, 1). With m = +inf the pair's own term is e^(inf - inf): NaN, as meant.
+__device__ __forceinline__ MD md_combine(MD a, MD b) {
+    float m = fmaxf(a.m, b.m);
+    return {m, a.d * exp_from(a.m, m) + b.d * exp_from(b.m, m)};
+}
+
+// md_combine is commutative, bit for bit, so every lane ends with the same pair.
+__device__ __forceinline__ MD warp_md(MD v) {
+    for (int offset = 16; offset > 0; offset /= 2) {
+        MD other = {__shfl_xor_sync(FULL, v.m, offset),
+                    __shfl_xor_sync(FULL, v.d, offset)};
+        v = md_combine(v, other);
+    }
+    return v;
+}
+
+__device__ __forceinline__ MD block_md(MD v) {
+    __shared__ MD partial[32];  // one per warp
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_md(v);
+    if (lane == 0) {
+        partial[warp] = v;
+    }
+    __syncthreads();
+    v = lane < blockDim.x / 32 ? partial[lane] : MD{-INFINITY, 0.0f};
+    return warp_md(v);
+}
+
 // The row's two outputs from its (m, d), by one thread. NaN for a bad target.
 __device__ __forceinline__ void finish_row(MD md, const float* xr, const int* targets,
                                            float* loss, float* lse, int r, int V) {
@@ -39,7 +79,7 @@ __device__ __forceinline__ void finish_row(MD md, const float* xr, const int* ta
     lse[r] = md.m + log_d;
     loss[r] = 0 <= t && t < V ? (md.m - xr[t]) + log_d : NAN;
 }
-// --8<-- [end:finish-row]
+// --8<-- [end:online]
 
 // --8<-- [start:cross-entropy-v1]
 extern "C" __global__ void cross_entropy_v1(const float* x, const int* targets,
