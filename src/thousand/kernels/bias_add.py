@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thousand.kernels.layer_launch import bias_family
+from thousand.kernels.layer_launch import matrix_family
 
 OP = "bias_add"
 
@@ -17,10 +17,21 @@ def bias_add_ref(Z: np.ndarray, b: np.ndarray) -> np.ndarray:
     return Z.astype(np.float64) + b
 
 
-FAMILY = bias_family(
+def make_inputs(rng, size):
+    M, N = size
+    return (
+        rng.standard_normal((M, N), dtype=np.float32),
+        rng.standard_normal(N, dtype=np.float32),
+    )
+
+
+FAMILY = matrix_family(
     OP,
     "bias added per column, one thread per element",
     bias_add_ref,
+    make_inputs,
+    ("Z", "b"),
+    bytes_moved=lambda size: 4 * (2 * size[0] * size[1] + size[1]),
     tolerance=1e-7,  # one float32 addition, rounded once
 )
 bias_add_v1 = FAMILY.versions[0].run

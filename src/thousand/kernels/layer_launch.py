@@ -92,30 +92,6 @@ def matrix_family(
     )
 
 
-def bias_inputs(rng, size):
-    """A bias family's inputs at size (M, N): Z, M x N, and b, N values; normal."""
-    M, N = size
-    return (
-        rng.standard_normal((M, N), dtype=np.float32),
-        rng.standard_normal(N, dtype=np.float32),
-    )
-
-
-def bias_family(op, teaches, ref, *, tolerance) -> Family:
-    """A matrix_family of `op(Z, b)`: a bias of N values added to each row of the
-    M x N matrix Z (then, as the kernel says, an activation). It reads Z and b and
-    writes Z's shape."""
-    return matrix_family(
-        op,
-        teaches,
-        ref,
-        bias_inputs,
-        ("Z", "b"),
-        bytes_moved=lambda size: 4 * (2 * size[0] * size[1] + size[1]),
-        tolerance=tolerance,
-    )
-
-
 # Scratch buffers of the launchers that run more than one kernel (im2col + GEMM),
 # kept between calls so that a timed call measures kernels, not cudaMalloc.
 _scratch: dict = {}
