@@ -88,24 +88,3 @@ def test_a_result_missing_its_chinese_or_its_notes_is_refused():
     }
     with pytest.raises(ExperimentError, match="no Chinese|notes"):
         validate(e, bad)
-
-
-def test_torch_tf32_sets_the_switches_it_names_and_puts_them_back():
-    torch = pytest.importorskip("torch")
-    from thousand.experiments.common import torch_tf32
-
-    mm, dnn = torch.backends.cuda.matmul, torch.backends.cudnn
-    before = mm.allow_tf32, dnn.allow_tf32
-    mm.allow_tf32, dnn.allow_tf32 = False, True
-    try:
-        with torch_tf32(True):
-            assert (mm.allow_tf32, dnn.allow_tf32) == (True, True)
-        with torch_tf32(False, cublas=False, cudnn=True):
-            assert (mm.allow_tf32, dnn.allow_tf32) == (False, False)
-        with pytest.raises(KeyError), torch_tf32(True, cudnn=True):
-            raise KeyError("left early")
-        assert (mm.allow_tf32, dnn.allow_tf32) == (False, True)
-        with pytest.raises(TypeError, match="cudnn must be a bool, got 1"):
-            torch_tf32(True, cudnn=1).__enter__()
-    finally:
-        mm.allow_tf32, dnn.allow_tf32 = before

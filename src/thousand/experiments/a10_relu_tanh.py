@@ -34,27 +34,18 @@ FAMILIES = (
 FILES = ("models/cnn.py", "models/deep_cnns.py", "models/layers.py", "models/data.py")
 
 
-def digits(quick: bool):
-    """A10's digits and networks: 32 x 32 images, 32 channels at the first layer,
-    256 hidden units, SETTINGS; quick, a check that the code runs: 64 training and
-    32 held-out images at 16 x 16, 2 channels, 16 hidden units, batches of 16."""
+def run(quick: bool) -> dict:
     size, width, hidden = (16, 2, 16) if quick else (32, 32, 256)
     X_train, X_test, y_train, y_test = D.digit_images(size)
-    settings = dict(SETTINGS)
-    if quick:
+    settings, epochs, every = dict(SETTINGS), EPOCHS, EVERY
+    if quick:  # a check that the code runs: 64 images in batches of 16
         X_train, y_train, X_test, y_test = (
             X_train[:64],
             y_train[:64],
             X_test[:32],
             y_test[:32],
         )
-        settings["batch"] = 16
-    return (X_train, X_test, y_train, y_test), (size, width, hidden), settings
-
-
-def run(quick: bool) -> dict:
-    (X_train, X_test, y_train, y_test), (size, width, hidden), settings = digits(quick)
-    epochs, every = (1, 2) if quick else (EPOCHS, EVERY)
+        settings["batch"], epochs, every = 16, 1, 2
     runs = {}
     for activation in ("relu", "tanh"):
         spec = D.alexnet(0, width, size, activation, dropout=0, hidden=hidden)

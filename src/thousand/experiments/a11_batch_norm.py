@@ -16,7 +16,6 @@ from thousand.experiments.a11_degradation import (
     summary_notes,
     train,
 )
-from thousand.experiments.common import per_epoch
 
 ARMS = {  # key: (name, Chinese, batch norm, learning rate)
     "bn": ("batch norm, lr 0.1", "有批归一化，学习率 0.1", True, 0.1),
@@ -31,7 +30,14 @@ def run(quick: bool) -> dict:
         r, spec = train(quick, 3, batch_norm=bn, lr=lr)
         series[name] = errors(r["train_acc"])
         notes.update(summary(key, r, spec))
-    return per_epoch(series, notes, "training error (%)")
+    epochs = len(next(iter(series.values())))
+    return {
+        "kind": "lines",
+        "x": {"label": "epoch", "values": list(range(1, epochs + 1)), "log": False},
+        "y": {"label": "training error (%)", "log": False, "format": "{:.2f}"},
+        "series": series,
+        "notes": notes,
+    }
 
 
 NOTES = {}

@@ -20,7 +20,6 @@ TF32 off)."""
 from __future__ import annotations
 
 from thousand.experiments import Experiment, Note
-from thousand.experiments.common import TWIN_ON_GPU, per_epoch, twin_notes
 from thousand.models import deep_cnns as D
 
 SETTINGS = {"batch": 64, "lr": 0.1, "seed": 0}
@@ -139,7 +138,13 @@ def run(quick: bool) -> dict:
                 notes[f"{key}_epoch_ms"] / notes[f"{key}_twin_epoch_ms"]
             )
     notes["twin_on_gpu"] = 1 if device == "cuda" else 0
-    return per_epoch(series, notes, "training error (%)")
+    return {
+        "kind": "lines",
+        "x": {"label": "epoch", "values": list(range(1, epochs + 1)), "log": False},
+        "y": {"label": "training error (%)", "log": False, "format": "{:.2f}"},
+        "series": series,
+        "notes": notes,
+    }
 
 
 ZH_NAMES = {
@@ -155,8 +160,20 @@ def _notes():
     for key, (name, _, residual) in ARMS.items():
         out.update(summary_notes(key, name, ZH_NAMES[name]))
         if residual:
-            out.update(twin_notes(key, name, name))
-    out["twin_on_gpu"] = TWIN_ON_GPU
+            out[f"{key}_twin_epoch_ms"] = Note(
+                f"{name}：每轮训练时间，PyTorch 版 (ms)",
+                f"{name}: training time per epoch of the PyTorch twin (ms)",
+                "{:.1f}",
+            )
+            out[f"{key}_ratio"] = Note(
+                f"{name}：每轮时间比，核函数版 / PyTorch 版",
+                f"{name}: time per epoch, kernels / PyTorch twin",
+            )
+    out["twin_on_gpu"] = Note(
+        "PyTorch 版是否在 GPU 上（1 是，0 在 CPU 上）",
+        "the PyTorch twin ran on the GPU (1) or the CPU (0)",
+        "{:.0f}",
+    )
     return out
 
 

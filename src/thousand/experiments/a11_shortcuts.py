@@ -15,7 +15,6 @@ from thousand.experiments.a11_degradation import (
     summary_notes,
     train,
 )
-from thousand.experiments.common import per_epoch
 
 ARMS = {  # key: (name, Chinese, option)
     "identity": ("identity shortcuts (B)", "恒等捷径 (B)", "B"),
@@ -30,7 +29,14 @@ def run(quick: bool) -> dict:
         series[f"training, {name}"] = errors(r["train_acc"])
         series[f"held-out, {name}"] = errors(r["test_acc"])
         notes.update(summary(key, r, spec))
-    return per_epoch(series, notes, "error (%)")
+    epochs = len(next(iter(series.values())))
+    return {
+        "kind": "lines",
+        "x": {"label": "epoch", "values": list(range(1, epochs + 1)), "log": False},
+        "y": {"label": "error (%)", "log": False, "format": "{:.2f}"},
+        "series": series,
+        "notes": notes,
+    }
 
 
 NOTES = {}

@@ -11,7 +11,6 @@ import numpy as np
 
 from thousand.cuda import median, on_cpu, time_ms, to_device
 from thousand.experiments import Experiment, Note
-from thousand.experiments.common import share_note, torch_tf32
 from thousand.kernels.conv import conv, conv_flops
 from thousand.kernels.conv_geometry import ConvGeometry
 
@@ -41,13 +40,17 @@ def _cudnn(X, K, geom, tf32: bool, warmup, repeat):
     w = w.contiguous(memory_format=torch.channels_last)
     kw = {"stride": geom.stride, "padding": geom.pad, "dilation": geom.dilation}
     kw["groups"] = geom.groups
+    before = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    try:
 
-    def f():
-        return torch.nn.functional.conv2d(x, w, **kw)
+        def f():
+            return torch.nn.functional.conv2d(x, w, **kw)
 
-    with torch_tf32(tf32, cublas=False, cudnn=True):
         y = f().permute(0, 2, 3, 1).cpu().numpy()
         return median(time_ms(f, warmup=warmup, repeat=repeat)), y
+    finally:
+        torch.backends.cudnn.allow_tf32 = before
 
 
 def run(quick: bool) -> dict:
@@ -147,6 +150,10 @@ def traffic(size, warmup, repeat) -> dict:
     }
 
 
+def _share(zh, en):
+    return Note(zh, en, "{:.0%}")
+
+
 EXPERIMENT = Experiment(
     name="b11-conv-layers",
     title={
@@ -158,19 +165,19 @@ EXPERIMENT = Experiment(
     run=run,
     families=("conv",),
     notes={
-        "v3_of_cudnn": share_note(
+        "v3_of_cudnn": _share(
             "隐式 GEMM（v3）达到 cuDNN（fp32）的",
             "implicit GEMM (v3), share of cuDNN fp32",
         ),
-        "v2_of_cudnn": share_note(
+        "v2_of_cudnn": _share(
             "im2col + GEMM（v2）达到 cuDNN（fp32）的",
             "im2col + GEMM (v2), share of cuDNN fp32",
         ),
-        "v4_of_cudnn_tf32": share_note(
+        "v4_of_cudnn_tf32": _share(
             "张量核心（v4）达到 cuDNN（TF32）的",
             "tensor cores (v4), share of cuDNN TF32",
         ),
-        "depthwise_v1_of_cudnn": share_note(
+        "depthwise_v1_of_cudnn": _share(
             "逐通道卷积：直接法（v1）达到 cuDNN 的",
             "depthwise: direct (v1), share of cuDNN",
         ),

@@ -13,10 +13,10 @@ from thousand.experiments import Experiment, Note
 from thousand.experiments.b13_triton_matmul import (
     QUICK_SIZES,
     SIZES,
+    cublas_tf32,
     operands,
     tflops,
 )
-from thousand.experiments.common import share_note, torch_tf32
 
 V7 = "CUDA C v7 fp32"
 IEEE = "Triton fp32"
@@ -46,7 +46,7 @@ def calls(a, b, c):
 
     def cublas(tf32):
         def call():
-            with torch_tf32(tf32):
+            with cublas_tf32(tf32):
                 torch.matmul(a, b, out=c)
 
         return call
@@ -103,6 +103,10 @@ def run(quick: bool) -> dict:
     }
 
 
+def _share(zh, en):
+    return Note(zh, en, "{:.0%}")
+
+
 EXPERIMENT = Experiment(
     name="b13-triton-fp32",
     title={
@@ -119,23 +123,23 @@ EXPERIMENT = Experiment(
         "experiments/b13_triton_matmul.py",
     ),
     notes={
-        "tf32_small": share_note(
+        "tf32_small": _share(
             "Triton TF32 在 4096³ 时达到 cuBLAS TF32 的",
             "Triton TF32 at 4096³, share of cuBLAS TF32",
         ),
-        "tf32_big": share_note(
+        "tf32_big": _share(
             "Triton TF32 在 8192³ 时达到 cuBLAS TF32 的",
             "Triton TF32 at 8192³, share of cuBLAS TF32",
         ),
-        "tf32_2byte_big": share_note(
+        "tf32_2byte_big": _share(
             "用 fp16 的分块表调优时，Triton TF32 在 8192³ 达到 cuBLAS TF32 的",
             "Triton TF32 tuned over fp16's tiles, 8192³, share of cuBLAS TF32",
         ),
-        "tf32_kmajor_small": share_note(
+        "tf32_kmajor_small": _share(
             "B 按 K 连续存放时，Triton TF32 在 4096³ 达到 cuBLAS TF32 的",
             "Triton TF32 with B K-major, 4096³, share of cuBLAS TF32",
         ),
-        "tf32_kmajor_big": share_note(
+        "tf32_kmajor_big": _share(
             "B 按 K 连续存放时，Triton TF32 在 8192³ 达到 cuBLAS TF32 的",
             "Triton TF32 with B K-major, 8192³, share of cuBLAS TF32",
         ),
@@ -144,15 +148,15 @@ EXPERIMENT = Experiment(
             "Triton TF32's speed over CUDA C v8's (times, 8192³)",
             "{:,.1f}×",
         ),
-        "v8_big": share_note(
+        "v8_big": _share(
             "CUDA C v8 在 8192³ 时达到 cuBLAS TF32 的",
             "CUDA C v8 at 8192³, share of cuBLAS TF32",
         ),
-        "ieee_big": share_note(
+        "ieee_big": _share(
             "Triton 完整 float32 在 8192³ 时达到 cuBLAS fp32 的",
             "Triton full float32 at 8192³, share of cuBLAS fp32",
         ),
-        "v7_big": share_note(
+        "v7_big": _share(
             "CUDA C v7 在 8192³ 时达到 cuBLAS fp32 的",
             "CUDA C v7 at 8192³, share of cuBLAS fp32",
         ),

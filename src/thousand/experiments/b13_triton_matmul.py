@@ -7,9 +7,10 @@ flushed between repeats; TFLOP/s = 2 M N K / time. b13-triton-fp32 does float32.
 
 from __future__ import annotations
 
+import contextlib
+
 from thousand.cuda import median, on_cpu, time_ms
 from thousand.experiments import Experiment, Note
-from thousand.experiments.common import share_note
 
 SIZES = [4096, 8192]
 QUICK_SIZES = [48, 80]  # Triton's interpreter on the CPU: ragged, a tile or two
@@ -26,6 +27,19 @@ def operands(n: int, dtype, seed: int = 0):
     device = "cpu" if on_cpu() else "cuda"
     a, b = (torch.randn(n, n, generator=g) for _ in range(2))
     return a.to(device, dtype), b.to(device, dtype)
+
+
+@contextlib.contextmanager
+def cublas_tf32(on: bool):
+    """torch.matmul of float32 through cuBLAS with TF32 on or off, restored after."""
+    import torch
+
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = on
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
 
 
 def tflops(call, n: int, quick: bool) -> float:
@@ -94,6 +108,10 @@ def run(quick: bool) -> dict:
     }
 
 
+def _share(zh, en):
+    return Note(zh, en, "{:.0%}")
+
+
 EXPERIMENT = Experiment(
     name="b13-triton-matmul",
     title={
@@ -104,25 +122,25 @@ EXPERIMENT = Experiment(
     run=run,
     files=("beyond/triton_matmul.py", "beyond/__init__.py"),
     notes={
-        "v1_fp16_big": share_note(
+        "v1_fp16_big": _share(
             "v1 在 fp16、8192³ 时达到 cuBLAS 的",
             "v1 at fp16, 8192³, as a share of cuBLAS",
         ),
-        "v2_fp16_big": share_note(
+        "v2_fp16_big": _share(
             "v2（分组顺序）在 fp16、8192³ 时达到 cuBLAS 的",
             "v2 (grouped order) at fp16, 8192³, share of cuBLAS",
         ),
-        "v3_fp16_small": share_note(
+        "v3_fp16_small": _share(
             "v3（自动调优）在 fp16、4096³ 时达到 cuBLAS 的",
             "v3 (autotuned) at fp16, 4096³, share of cuBLAS",
         ),
-        "v3_fp16_big": share_note(
+        "v3_fp16_big": _share(
             "v3 在 fp16、8192³ 时达到 cuBLAS 的", "v3 at fp16, 8192³, share of cuBLAS"
         ),
-        "v3_bf16_small": share_note(
+        "v3_bf16_small": _share(
             "v3 在 bf16、4096³ 时达到 cuBLAS 的", "v3 at bf16, 4096³, share of cuBLAS"
         ),
-        "v3_bf16_big": share_note(
+        "v3_bf16_big": _share(
             "v3 在 bf16、8192³ 时达到 cuBLAS 的", "v3 at bf16, 8192³, share of cuBLAS"
         ),
         "cublas_fp16_big": Note(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from thousand.cuda import median, time_ms
 from thousand.experiments import Experiment, Note
-from thousand.experiments.common import share_note
 
 WHY = (
     "cuTile Python needs an NVIDIA GPU (compute capability 9.0 here) and CUDA "
@@ -113,6 +112,10 @@ def run(quick: bool) -> dict:
     }
 
 
+def _share(zh, en):
+    return Note(zh, en, "{:.0%}")
+
+
 EXPERIMENT = Experiment(
     name="b14-cutile",
     title={
@@ -125,27 +128,27 @@ EXPERIMENT = Experiment(
     files=("beyond/cutile_kernels.py",),
     gpu_only=WHY,
     notes={
-        "best_small": share_note(
+        "best_small": _share(
             "4096³ 时最好的分块达到 cuBLAS 的",
             "Best tile at 4096³, as a share of cuBLAS",
         ),
-        "best_big": share_note(
+        "best_big": _share(
             "8192³ 时最好的分块达到 cuBLAS 的",
             "Best tile at 8192³, as a share of cuBLAS",
         ),
-        "sample_small": share_note(
+        "sample_small": _share(
             "官方示例的默认分块 128×256×64 在 4096³ 时达到 cuBLAS 的",
             "The official sample's default tile, 128×256×64, at 4096³: share of cuBLAS",
         ),
-        "sample_big": share_note(
+        "sample_big": _share(
             "官方示例的默认分块 128×256×64 在 8192³ 时达到 cuBLAS 的",
             "The sample's default tile, 128×256×64, at 8192³: share of cuBLAS",
         ),
-        "tile_128_small": share_note(
+        "tile_128_small": _share(
             "128×128×64 在 4096³ 时达到 cuBLAS 的",
             "128×128×64 at 4096³, share of cuBLAS",
         ),
-        "tile_128_big": share_note(
+        "tile_128_big": _share(
             "128×128×64 在 8192³ 时达到 cuBLAS 的",
             "128×128×64 at 8192³, share of cuBLAS",
         ),

@@ -22,12 +22,13 @@ them). Each cuTile result is checked against PyTorch's before it is timed.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from thousand.cuda import median, time_ms, to_device
 from thousand.experiments import Experiment, Note
 from thousand.experiments.b14_cutile import WHY
-from thousand.experiments.common import share_note, torch_tf32
 
 CUTILE = "cuTile"
 TORCH = "PyTorch (cuBLAS, cuDNN)"
@@ -48,6 +49,19 @@ def mm_label(n):
 BMM_LABEL = "bmm fp16"
 CONV16 = "conv2d fp16"
 CONV32 = "conv2d TF32"
+
+
+@contextlib.contextmanager
+def tf32(on: bool):
+    """cuBLAS and cuDNN in TF32 or not, restored after."""
+    import torch
+
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = on
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
 
 
 def randn(shape, seed, dtype):
@@ -91,7 +105,7 @@ def matmul_tf32(n: int, quick: bool) -> list:
     def theirs():
         return torch.matmul(a, b, out=ref)
 
-    with torch_tf32(True, cudnn=True):
+    with tf32(True):
         checked(mm_label(n), "TF32", ours, theirs)
         flops = T.flops_matmul(n, n, n)
         return [
@@ -146,7 +160,7 @@ def conv(shape, dtype_name: str, quick: bool) -> list:
     before = torch.backends.cudnn.benchmark
     torch.backends.cudnn.benchmark = True  # cuDNN times its algorithms, keeps one
     try:
-        with torch_tf32(True, cudnn=True):
+        with tf32(True):
             kind = "fp16" if dtype_name == "fp16" else "TF32"
             checked(f"conv2d {dtype_name}", kind, ours, theirs)
             found = [tflops(ours, flops, quick), tflops(theirs, flops, quick)]
@@ -192,6 +206,10 @@ def run(quick: bool) -> dict:
     }
 
 
+def _share(zh, en):
+    return Note(zh, en, "{:.0%}")
+
+
 EXPERIMENT = Experiment(
     name="b14-cutile-ops",
     title={
@@ -205,7 +223,7 @@ EXPERIMENT = Experiment(
     files=("beyond/cutile_kernels.py",),
     gpu_only=WHY,
     notes={
-        "tf32_vs_cublas": share_note(
+        "tf32_vs_cublas": _share(
             "cuTile TF32 矩阵乘法在 8192³ 时达到 cuBLAS TF32 的",
             "cuTile's TF32 matmul at 8192³, as a share of cuBLAS in TF32",
         ),
@@ -215,15 +233,15 @@ EXPERIMENT = Experiment(
             "cores (times)",
             "{:,.2f}×",
         ),
-        "bmm_vs_torch": share_note(
+        "bmm_vs_torch": _share(
             "cuTile 批量矩阵乘法（fp16）达到 torch.bmm 的",
             "cuTile's batched GEMM (fp16) as a share of torch.bmm",
         ),
-        "conv16_vs_cudnn": share_note(
+        "conv16_vs_cudnn": _share(
             "cuTile 卷积（fp16）达到 cuDNN 的",
             "cuTile's convolution (fp16) as a share of cuDNN",
         ),
-        "conv32_vs_cudnn": share_note(
+        "conv32_vs_cudnn": _share(
             "cuTile 卷积（TF32）达到 cuDNN TF32 的",
             "cuTile's convolution (TF32) as a share of cuDNN in TF32",
         ),

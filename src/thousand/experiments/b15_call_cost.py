@@ -15,7 +15,6 @@ import time
 
 from thousand.cuda import median
 from thousand.experiments import Experiment, Note
-from thousand.experiments.common import EXTENSION_FILES
 
 CALLS, WINDOWS = 5000, 9
 QUICK = dict(calls=200, windows=3)
@@ -41,17 +40,6 @@ def us_per_call(call, sync, calls: int, windows: int) -> float:
         sync()  # every call's kernel has run, not only been queued
         samples.append(1e6 * (time.perf_counter() - start) / calls)
     return median(samples)
-
-
-def bars(ways, us: dict, unit: str, notes: dict) -> dict:
-    """The result: a bar for each of `ways`, its time `us[way]` in `unit`."""
-    return {
-        "kind": "bars",
-        "x": {"label": "way", "values": list(ways)},
-        "y": {"label": unit, "format": "{:.2f}"},
-        "series": {unit: [us[w] for w in ways]},
-        "notes": notes,
-    }
 
 
 # --8<-- [start:ways]
@@ -85,17 +73,22 @@ def run(quick: bool) -> dict:
         name: us_per_call(call, torch.cuda.synchronize, calls, windows)
         for name, call in ways().items()
     }
-    notes = {
-        "native_us": us[NATIVE],
-        "ext_us": us[EXT],
-        "op_us": us[OP],
-        "launch_us": us[LAUNCH],
-        "raw_us": us[RAW],
-        "op_minus_ext_us": us[OP] - us[EXT],
-        "ext_over_native": us[EXT] / us[NATIVE],
-        "op_over_native": us[OP] / us[NATIVE],
+    return {
+        "kind": "bars",
+        "x": {"label": "way", "values": list(WAYS)},
+        "y": {"label": UNIT, "format": "{:.2f}"},
+        "series": {UNIT: [us[w] for w in WAYS]},
+        "notes": {
+            "native_us": us[NATIVE],
+            "ext_us": us[EXT],
+            "op_us": us[OP],
+            "launch_us": us[LAUNCH],
+            "raw_us": us[RAW],
+            "op_minus_ext_us": us[OP] - us[EXT],
+            "ext_over_native": us[EXT] / us[NATIVE],
+            "op_over_native": us[OP] / us[NATIVE],
+        },
     }
-    return bars(WAYS, us, UNIT, notes)
 
 
 EXPERIMENT = Experiment(
@@ -108,7 +101,12 @@ EXPERIMENT = Experiment(
     },
     run=run,
     families=("gelu", "gelu_backward"),
-    files=EXTENSION_FILES,
+    files=(
+        "beyond/extension.py",
+        "beyond/gelu_extension.cpp",
+        "beyond/gelu_extension.cu",
+        "beyond/empty.cu",
+    ),
     gpu_only="it builds a CUDA extension with nvcc and times launches on a GPU",
     notes={
         "native_us": Note(

@@ -17,7 +17,6 @@ import numpy as np
 
 from thousand.cuda import median, time_ms
 from thousand.experiments import Experiment, ExperimentError, Note
-from thousand.experiments.common import EXTENSION_FILES
 from thousand.kernels.gelu import FAMILY as FORWARD
 from thousand.kernels.gelu_backward import FAMILY as BACKWARD
 
@@ -139,7 +138,12 @@ EXPERIMENT = Experiment(
     },
     run=run,
     families=("gelu", "gelu_backward"),
-    files=EXTENSION_FILES,
+    files=(
+        "beyond/extension.py",
+        "beyond/gelu_extension.cpp",
+        "beyond/gelu_extension.cu",
+        "beyond/empty.cu",
+    ),
     gpu_only="it builds a CUDA extension with nvcc and times it on a GPU",
     notes={
         "ext_gbs": Note(

@@ -9,7 +9,7 @@ one synchronisation, divided by the calls; the median of several windows.
 from __future__ import annotations
 
 from thousand.experiments import Experiment, Note
-from thousand.experiments.b15_call_cost import bars, us_per_call
+from thousand.experiments.b15_call_cost import us_per_call
 
 CALLS, WINDOWS = 5000, 9
 GRAPH_KERNELS = 1000  # launches recorded in each graph
@@ -76,17 +76,22 @@ def run(quick: bool) -> dict:
             calls = max(2, calls // 50)
         per_call = us_per_call(call, torch.cuda.synchronize, calls, WINDOWS)
         us[name] = per_call / launches
-    notes = {
-        "raw_us": us[RAW],
-        "launch_us": us[LAUNCH],
-        "replay_us": us[REPLAY],
-        "graph_us": us[GRAPH],
-        "torch_us": us[TORCH],
-        "torch_graph_us": us[TORCH_GRAPH],
-        "launch_over_graph": us[LAUNCH] / us[GRAPH],
-        "graph_kernels": GRAPH_KERNELS,
+    return {
+        "kind": "bars",
+        "x": {"label": "way", "values": list(WAYS)},
+        "y": {"label": UNIT, "format": "{:.2f}"},
+        "series": {UNIT: [us[w] for w in WAYS]},
+        "notes": {
+            "raw_us": us[RAW],
+            "launch_us": us[LAUNCH],
+            "replay_us": us[REPLAY],
+            "graph_us": us[GRAPH],
+            "torch_us": us[TORCH],
+            "torch_graph_us": us[TORCH_GRAPH],
+            "launch_over_graph": us[LAUNCH] / us[GRAPH],
+            "graph_kernels": GRAPH_KERNELS,
+        },
     }
-    return bars(WAYS, us, UNIT, notes)
 
 
 def _us(zh, en):

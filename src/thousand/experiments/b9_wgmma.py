@@ -11,7 +11,6 @@ import numpy as np
 
 from thousand.cuda import generated_source, launch, median, time_ms, to_device
 from thousand.experiments import Experiment, Note
-from thousand.experiments.common import share_note
 
 SIZES = [4096, 8192]
 V8 = "mma.sync TF32 (v8)"
@@ -120,6 +119,10 @@ def run(quick: bool) -> dict:
     }
 
 
+def _share(zh, en):
+    return Note(zh, en, "{:.0%}")
+
+
 EXPERIMENT = Experiment(
     name="b9-wgmma",
     title={
@@ -130,31 +133,31 @@ EXPERIMENT = Experiment(
     families=("matmul", "matmul_wgmma", "matmul_wgmma_tf32"),
     gpu_only="wgmma and TMA are sm_90a instructions (H100, H200)",
     notes={
-        "tf32_v2_small": share_note(
+        "tf32_v2_small": _share(
             "wgmma TF32 v2 在 4096³ 达到 cuBLAS TF32 的",
             "wgmma TF32 v2 at 4096³, share of cuBLAS TF32",
         ),
-        "tf32_v2_big": share_note(
+        "tf32_v2_big": _share(
             "wgmma TF32 v2 在 8192³ 达到 cuBLAS TF32 的",
             "wgmma TF32 v2 at 8192³, share of cuBLAS TF32",
         ),
-        "tf32_v1_big": share_note(
+        "tf32_v1_big": _share(
             "wgmma TF32 v1 在 8192³ 达到 cuBLAS TF32 的",
             "wgmma TF32 v1 at 8192³, share of cuBLAS TF32",
         ),
-        "bf16_v2_small": share_note(
+        "bf16_v2_small": _share(
             "wgmma bf16 v2 在 4096³ 达到 cuBLAS bf16 的",
             "wgmma bf16 v2 at 4096³, share of cuBLAS bf16",
         ),
-        "bf16_v2_big": share_note(
+        "bf16_v2_big": _share(
             "wgmma bf16 v2 在 8192³ 达到 cuBLAS bf16 的",
             "wgmma bf16 v2 at 8192³, share of cuBLAS bf16",
         ),
-        "bf16_v1_big": share_note(
+        "bf16_v1_big": _share(
             "wgmma bf16 v1 在 8192³ 达到 cuBLAS bf16 的",
             "wgmma bf16 v1 at 8192³, share of cuBLAS bf16",
         ),
-        "v8_big": share_note(
+        "v8_big": _share(
             "mma.sync（v8）在 8192³ 达到 cuBLAS TF32 的",
             "mma.sync (v8) at 8192³, share of cuBLAS TF32",
         ),

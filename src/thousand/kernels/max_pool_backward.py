@@ -12,7 +12,6 @@ import numpy as np
 from thousand.cuda import Staging, cdiv, check_array, check_block, check_shape, launch
 from thousand.kernels.family import Family, Version, pick
 from thousand.kernels.global_avg_pool_backward import check_hw
-from thousand.kernels.max_pool import FAMILY as MAX_POOL
 from thousand.kernels.max_pool import (
     POOL_2X2,
     PoolGeometry,
@@ -100,9 +99,17 @@ FAMILY = Family(
     ),
     ref=max_pool_backward_ref,
     make_inputs=make_inputs,
-    # the forward's sizes and benchmark size
-    check_sizes=MAX_POOL.check_sizes,
-    bench_size=MAX_POOL.bench_size,
+    check_sizes=(
+        (1, 1, 1, 1, 1, 1, 0),
+        (1, 2, 2, 1, 2, 2, 0),
+        (2, 5, 7, 3, 2, 2, 0),
+        (2, 7, 9, 5, 3, 2, 0),
+        (3, 11, 10, 17, 3, 2, 1),
+        (1, 4, 6, 2, 5, 1, 2),
+        (2, 13, 13, 33, 3, 1, 1),
+        (1, 3, 3, 2, 3, 3, 1),
+    ),
+    bench_size=(32, 56, 56, 64, 3, 2, 1),
     bytes_moved=bytes_moved,
     # up to window^2 float32 additions per input (3 x 3 stride 1: 9)
     tolerance=1e-6,

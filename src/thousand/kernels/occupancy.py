@@ -17,12 +17,15 @@ from thousand.cuda import (
     on_cpu,
     shared_memory_optin,
 )
-from thousand.kernels.copy import FAMILY as COPY
 from thousand.kernels.family import Family, Version, pick
 
 OP = "occupancy"
 ILP = 64  # as in occupancy.cu: elements per thread of v2 and v3
 FLOAT = 4  # bytes
+
+
+def occupancy_ref(x: np.ndarray) -> np.ndarray:
+    return x.copy()
 
 
 def shared_limit() -> int:
@@ -90,6 +93,10 @@ def occupancy(x, out=None, version=1, block=256, shared=None):
     return pick(FAMILY, version)(x, out=out, block=block, shared=shared)
 
 
+def make_inputs(rng, size):
+    return (rng.standard_normal(size[0], dtype=np.float32),)
+
+
 FAMILY = Family(
     name=OP,
     versions=(
@@ -115,13 +122,11 @@ FAMILY = Family(
             blocks=(32, 256, 1024),
         ),
     ),
-    # the copy of copy.py, checked and timed as it is: its reference, inputs,
-    # sizes and bytes
-    ref=COPY.ref,
-    make_inputs=COPY.make_inputs,
-    check_sizes=COPY.check_sizes,
-    bench_size=COPY.bench_size,
-    bytes_moved=COPY.bytes_moved,
+    ref=occupancy_ref,
+    make_inputs=make_inputs,
+    check_sizes=((1,), (5,), (1023,), (65541,), (1_000_003,)),
+    bench_size=(2**28,),
+    bytes_moved=lambda size: 2 * FLOAT * size[0],
 )
 
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from thousand.cuda import empty, synchronize, to_device
 from thousand.kernels.conv_geometry import ConvGeometry
-from thousand.models import layers
 from thousand.models.layers import BACKWARD, FORWARD, Buffers, Network
 
 EPS = 1e-5  # batch norm's epsilon, PyTorch's default
@@ -286,8 +285,15 @@ class GlobalAvgPool(Layer):
         return k("global_avg_pool_backward")(G, hw, out=self.buf("dX", self.X_shape))
 
 
-class Flatten(Layer, layers.Flatten):
-    """layers.Flatten with a training flag (it has no use for it)."""
+class Flatten(Layer):
+    """(N, ...) to (N, everything else): a view of the same memory."""
+
+    def forward(self, X):
+        self.X_shape = tuple(X.shape)
+        return X.reshape(X.shape[0], int(np.prod(X.shape[1:])))
+
+    def backward(self, G, need_dX: bool = True):
+        return G.reshape(self.X_shape)
 
 
 class Dense(Layer):

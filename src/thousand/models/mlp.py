@@ -17,19 +17,6 @@ from thousand.cuda import synchronize
 from thousand.models import layers, twin
 from thousand.models.data import XOR_X, XOR_Y, digits, one_hot
 
-# The kernel families a training step of these networks launches (a ledger
-# result that trains one depends on them).
-FAMILIES = (
-    "matmul",
-    "transpose",
-    "bias_relu",
-    "bias_add",
-    "relu_backward",
-    "col_sum",
-    "softmax_xent",
-    "sgd",
-)
-
 
 # --8<-- [start:init]
 def init(sizes: list[int], seed: int, gain: float = 2.0):
