@@ -12,15 +12,25 @@ import numpy as np
 
 from thousand.experiments import Experiment, Note
 from thousand.models import dbn as D
-from thousand.models import mlp as M
 
 ARMS = {
     "pre-trained": "DBN: pre-trained, sigmoid",
     "random": "random init, sigmoid",
     "relu": "random init, ReLU + He",
 }
-# the MLP's training step, plus the RBMs' sampling and the sigmoid nets' layers
-FAMILIES = (*M.FAMILIES, "bias_sigmoid", "bernoulli", "sigmoid_backward")
+FAMILIES = (
+    "matmul",
+    "transpose",
+    "bias_sigmoid",
+    "bernoulli",
+    "col_sum",
+    "sgd",
+    "bias_relu",
+    "bias_add",
+    "sigmoid_backward",
+    "relu_backward",
+    "softmax_xent",
+)
 FILES = (
     "models/dbn.py",
     "models/rbm.py",
