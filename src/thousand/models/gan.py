@@ -87,14 +87,21 @@ GAMES = {"ring": RING, "digits": DIGITS}
 
 def _check_config(where: str, cfg) -> None:
     if not isinstance(cfg, Config):
-        raise TypeError(f"{where}: `cfg` must be a gan.Config, got {type(cfg).__name__}")
+        raise TypeError(
+            f"{where}: `cfg` must be a gan.Config, got {type(cfg).__name__}"
+        )
     if cfg.game not in GAMES:
         raise ValueError(f"{where}: cfg.game is {cfg.game!r}; games are {list(GAMES)}")
 
 
 # --8<-- [start:ring]
-def ring(rng: np.random.Generator, n: int, modes: int = 8, radius: float = 2.0,
-         std: float = 0.02) -> np.ndarray:
+def ring(
+    rng: np.random.Generator,
+    n: int,
+    modes: int = 8,
+    radius: float = 2.0,
+    std: float = 0.02,
+) -> np.ndarray:
     """n points from `modes` Gaussians of standard deviation `std` evenly spaced
     on a circle of `radius` (Metz et al. 2017's toy), (n, 2) float32."""
     k = rng.integers(0, modes, n)
@@ -137,17 +144,27 @@ def init(cfg: Config, seed: int) -> dict:
         return (w(shape, fan_in), np.zeros(n_out, np.float32))
 
     if cfg.game == "ring":
-        G = [pair((cfg.z, HIDDEN), cfg.z, HIDDEN), pair((HIDDEN, HIDDEN), HIDDEN, HIDDEN),
-             pair((HIDDEN, 2), HIDDEN, 2)]
-        D = [pair((2, HIDDEN), 2, HIDDEN), pair((HIDDEN, HIDDEN), HIDDEN, HIDDEN),
-             pair((HIDDEN, 2), HIDDEN, 2)]
+        G = [
+            pair((cfg.z, HIDDEN), cfg.z, HIDDEN),
+            pair((HIDDEN, HIDDEN), HIDDEN, HIDDEN),
+            pair((HIDDEN, 2), HIDDEN, 2),
+        ]
+        D = [
+            pair((2, HIDDEN), 2, HIDDEN),
+            pair((HIDDEN, HIDDEN), HIDDEN, HIDDEN),
+            pair((HIDDEN, 2), HIDDEN, 2),
+        ]
     else:  # a transposed conv's fan-in: the taps that reach one output, R S F / 4
-        G = [pair((cfg.z, 2 * 2 * 64), cfg.z, 256),  # z -> 2 x 2 x 64
-             pair((4, 4, 32, 64), 4 * 64, 32),  # -> 4 x 4 x 32
-             pair((4, 4, 1, 32), 4 * 32, 1)]  # -> 8 x 8 x 1
-        D = [pair((4, 4, 1, 32), 16, 32),  # 8 x 8 x 1 -> 4 x 4 x 32
-             pair((4, 4, 32, 64), 16 * 32, 64),  # -> 2 x 2 x 64
-             pair((256, 2), 256, 2)]  # -> logits (fake, real)
+        G = [
+            pair((cfg.z, 2 * 2 * 64), cfg.z, 256),  # z -> 2 x 2 x 64
+            pair((4, 4, 32, 64), 4 * 64, 32),  # -> 4 x 4 x 32
+            pair((4, 4, 1, 32), 4 * 32, 1),
+        ]  # -> 8 x 8 x 1
+        D = [
+            pair((4, 4, 1, 32), 16, 32),  # 8 x 8 x 1 -> 4 x 4 x 32
+            pair((4, 4, 32, 64), 16 * 32, 64),  # -> 2 x 2 x 64
+            pair((256, 2), 256, 2),
+        ]  # -> logits (fake, real)
     return {"G": G, "D": D}
 
 

@@ -21,7 +21,11 @@ def _nets(cfg: Config):
 
         def mlp(n_in):
             return nn.Sequential(
-                nn.Linear(n_in, H), nn.ReLU(), nn.Linear(H, H), nn.ReLU(), nn.Linear(H, 2)
+                nn.Linear(n_in, H),
+                nn.ReLU(),
+                nn.Linear(H, H),
+                nn.ReLU(),
+                nn.Linear(H, 2),
             )
 
         return mlp(cfg.z), mlp(2)
@@ -66,8 +70,9 @@ def _load(cfg: Config, G, D, params: dict):
 
     (g0, g1, g2), (d0, d1, d2) = params["G"], params["D"]
     if cfg.game == "ring":
-        for m, p in zip([G[0], G[2], G[4], D[0], D[2], D[4]], [g0, g1, g2, d0, d1, d2],
-                        strict=True):
+        for m, p in zip(
+            [G[0], G[2], G[4], D[0], D[2], D[4]], [g0, g1, g2, d0, d1, d2], strict=True
+        ):
             lin(m, *p)
         return
     lin(G[0], _nhwc_dense(g0[0], 64, 2, 2, rows=False), _nhwc_b(g0[1], 64, 2, 2))
@@ -85,8 +90,13 @@ def _nhwc_b(b: np.ndarray, C: int, H: int, W: int) -> np.ndarray:
 class GAN:
     """gan.GAN's three calls (d_step, g_step, sample) and params, in PyTorch."""
 
-    def __init__(self, cfg: Config, params: dict, loss: str = "non-saturating",
-                 device: str = "cpu"):
+    def __init__(
+        self,
+        cfg: Config,
+        params: dict,
+        loss: str = "non-saturating",
+        device: str = "cpu",
+    ):
         if not isinstance(cfg, Config) or cfg.game not in GAMES:
             raise ValueError(f"gan_twin.GAN: `cfg` must be a gan.Config, got {cfg!r}")
         if loss not in LOSSES:
@@ -125,9 +135,13 @@ class GAN:
         B = self.cfg.batch
         Z = self.D(self.G(self._t(z)))
         if self.loss_kind == "non-saturating":
-            loss = F.cross_entropy(Z, torch.ones(B, dtype=torch.long, device=self.device))
+            loss = F.cross_entropy(
+                Z, torch.ones(B, dtype=torch.long, device=self.device)
+            )
         else:  # descend log(1 - D): the fake label's cross-entropy, ascended
-            loss = F.cross_entropy(Z, torch.zeros(B, dtype=torch.long, device=self.device))
+            loss = F.cross_entropy(
+                Z, torch.zeros(B, dtype=torch.long, device=self.device)
+            )
         self.opt_G.zero_grad()
         (loss if self.loss_kind == "non-saturating" else -loss).backward()
         self.opt_G.step()  # D's gradients too were made; its optimiser clears them
@@ -144,7 +158,10 @@ class GAN:
         """In gan.init's layout (NHWC order, R x S x C x F kernels)."""
 
         def w(m):
-            return m.weight.detach().cpu().numpy().T.copy(), m.bias.detach().cpu().numpy()
+            return (
+                m.weight.detach().cpu().numpy().T.copy(),
+                m.bias.detach().cpu().numpy(),
+            )
 
         def k(m):
             K = m.weight.detach().cpu().numpy().transpose(2, 3, 1, 0).copy()
@@ -159,8 +176,7 @@ class GAN:
         b0 = b0.reshape(64, 2, 2).transpose(1, 2, 0).reshape(-1)
         W2, b2 = w(D[5])
         W2 = W2.reshape(64, 2, 2, -1).transpose(1, 2, 0, 3).reshape(256, -1)
-        return {"G": [(W0, b0), k(G[3]), k(G[5])],
-                "D": [k(D[0]), k(D[2]), (W2, b2)]}
+        return {"G": [(W0, b0), k(G[3]), k(G[5])], "D": [k(D[0]), k(D[2]), (W2, b2)]}
 
     def sync(self):
         if self.device != "cpu":
