@@ -100,3 +100,19 @@ def test_bad_arguments_are_refused_first():
         gan.GAN(RING, gan.init(RING, 0), loss="wasserstein")
     with pytest.raises(ValueError, match="games are"):
         gan.init(gan.Config("faces", z=4, batch=2, lr=1e-3), 0)
+
+
+def test_shapes_and_helpers_are_checked():
+    with pytest.raises(ValueError, match="gan.init's layout"):
+        gan.GAN(RING, gan.init(DIGITS, 0))
+    model = gan.GAN(RING, gan.init(RING, 0))
+    with pytest.raises(ValueError, match="16 rows of 2"):
+        model.d_step(np.zeros((3, 2), np.float32), np.zeros((16, 16), np.float32))
+    with pytest.raises(ValueError, match=r"\(n, 16\)"):
+        model.sample(np.zeros((4, 3), np.float32))
+    with pytest.raises(ValueError, match="int >= 1"):
+        gan.noise(np.random.default_rng(0), 0, 4)
+    with pytest.raises(TypeError, match="Generator"):
+        gan.ring(0, 5)
+    with pytest.raises(ValueError, match=r"\(n, 2\)"):
+        gan.modes_covered(np.zeros((4, 3)))

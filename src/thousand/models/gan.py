@@ -95,6 +95,13 @@ def _check_config(where: str, cfg) -> None:
 
 
 # --8<-- [start:ring]
+def _check_rng_n(where: str, rng, n) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{where}: `rng` must be a numpy Generator, got {rng!r}")
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"{where}: `n` must be an int >= 1, got {n!r}")
+
+
 def ring(
     rng: np.random.Generator,
     n: int,
@@ -104,6 +111,12 @@ def ring(
 ) -> np.ndarray:
     """n points from `modes` Gaussians of standard deviation `std` evenly spaced
     on a circle of `radius` (Metz et al. 2017's toy), (n, 2) float32."""
+    _check_rng_n("gan.ring", rng, n)
+    if not (isinstance(modes, int) and modes >= 1 and radius > 0 and std >= 0):
+        raise ValueError(
+            f"gan.ring: want modes an int >= 1, radius > 0, std >= 0; got modes "
+            f"{modes!r}, radius {radius!r}, std {std!r}"
+        )
     k = rng.integers(0, modes, n)
     angle = 2 * np.pi * k / modes
     centre = radius * np.stack([np.cos(angle), np.sin(angle)], axis=1)
@@ -119,6 +132,12 @@ def modes_covered(samples: np.ndarray, std: float = 0.02, least: int = 20):
     """(modes with at least `least` samples within 3 std of their centre, share of
     samples within 3 std of any centre): how many of the eight the generator
     reaches, and how many of its points are good ones."""
+    samples = np.asarray(samples)
+    if samples.ndim != 2 or samples.shape[1] != 2 or not len(samples):
+        raise ValueError(
+            f"gan.modes_covered: `samples` must be (n, 2) points, n >= 1; got shape "
+            f"{samples.shape}"
+        )
     d = np.linalg.norm(samples[:, None, :] - ring_centres()[None], axis=2)  # (n, 8)
     near = d < 3 * std
     counts = near.sum(axis=0)
@@ -169,6 +188,27 @@ def init(cfg: Config, seed: int) -> dict:
 
 
 # --8<-- [end:init]
+
+
+def check_params(where: str, cfg: Config, params) -> None:
+    """Refuse parameters that are not init's layout and shapes for this game."""
+    want = init(cfg, 0)
+    ok = isinstance(params, dict) and set(params) == {"G", "D"}
+    if ok:
+        for net in "GD":
+            got = params[net]
+            ok = ok and len(got) == len(want[net])
+            for pair, ref in zip(got, want[net], strict=False):
+                ok = ok and len(pair) == 2
+                ok = ok and all(
+                    np.shape(a) == b.shape for a, b in zip(pair, ref, strict=False)
+                )
+    if not ok:
+        shapes = {n: [tuple(a.shape for a in p) for p in want[n]] for n in "GD"}
+        raise ValueError(
+            f"{where}: `params` must be gan.init's layout for the {cfg.game} game, "
+            f"(weight, bias) shapes {shapes}"
+        )
 
 
 # --8<-- [start:transposed]
@@ -319,6 +359,7 @@ class GAN:
         _check_config("gan.GAN", cfg)
         if loss not in LOSSES:
             raise ValueError(f"gan.GAN: `loss` is {loss!r}; losses are {LOSSES}")
+        check_params("gan.GAN", cfg, params)
         self.cfg, self.loss_kind = cfg, loss
         self.G, self.D = nets(cfg, params)
         self.D_g = _shared(self.D)  # the discriminator as the generator's step sees it
@@ -334,6 +375,13 @@ class GAN:
         self.buf = Buffers()
 
     def _put(self, name, a, shape):
+        a = np.asarray(a)
+        if a.size != int(np.prod(shape)) or len(a) != shape[0]:
+            what = {"real": "real samples", "z_d": "noise", "z_g": "noise"}
+            raise ValueError(
+                f"gan.GAN: the {what.get(name, 'noise')} must be {shape[0]} rows of "
+                f"{int(np.prod(shape[1:]))} values; got shape {a.shape}"
+            )
         d = self.buf(name, shape)
         d.set(np.ascontiguousarray(a, np.float32).reshape(shape))
         return d
@@ -378,6 +426,11 @@ class GAN:
     def sample(self, z: np.ndarray) -> np.ndarray:
         """G(z) on the host, for any number of noise rows (in batches of B)."""
         z = np.asarray(z, np.float32)
+        if z.ndim != 2 or z.shape[1] != self.cfg.z or not len(z):
+            raise ValueError(
+                f"gan.GAN.sample: `z` must be (n, {self.cfg.z}) noise, n >= 1; "
+                f"got shape {z.shape}"
+            )
         B, out = self.cfg.batch, []
         for i in range(0, len(z), B):
             chunk = z[i : i + B]
@@ -406,4 +459,7 @@ class GAN:
 
 def noise(rng: np.random.Generator, n: int, z: int) -> np.ndarray:
     """Standard normal noise, (n, z) float32."""
+    _check_rng_n("gan.noise", rng, n)
+    if isinstance(z, bool) or not isinstance(z, int | np.integer) or z < 1:
+        raise ValueError(f"gan.noise: `z` must be an int >= 1, got {z!r}")
     return rng.standard_normal((n, z)).astype(np.float32)
