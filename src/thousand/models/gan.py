@@ -463,3 +463,20 @@ def noise(rng: np.random.Generator, n: int, z: int) -> np.ndarray:
     if isinstance(z, bool) or not isinstance(z, int | np.integer) or z < 1:
         raise ValueError(f"gan.noise: `z` must be an int >= 1, got {z!r}")
     return rng.standard_normal((n, z)).astype(np.float32)
+
+
+if __name__ == "__main__":
+    rng = np.random.default_rng(0)
+    for cfg in (RING, DIGITS):
+        model = GAN(cfg, init(cfg, 0))
+        for step in range(1, 4):
+            if cfg.game == "ring":
+                real = ring(rng, cfg.batch)
+            else:
+                from thousand.models.data import digits
+
+                X = digits()[0] * 2 - 1  # pixels in [-1, 1], as tanh gives them
+                real = X[rng.integers(0, len(X), cfg.batch)]
+            d = model.d_step(real, noise(rng, cfg.batch, cfg.z)).get().mean()
+            g = model.g_step(noise(rng, cfg.batch, cfg.z)).get().mean()
+            print(f"{cfg.game}, step {step}: D loss {d:.4f}, G loss {g:.4f}")
