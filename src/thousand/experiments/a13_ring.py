@@ -13,7 +13,7 @@ import numpy as np
 from thousand.experiments import Experiment, Note
 from thousand.models import gan
 
-STEPS, EVERY, SAMPLES, PICTURES = 3000, 100, 2000, 8
+STEPS, EVERY, SAMPLES, PICTURES = 2000, 100, 2000, 8
 BINS, EXTENT = 24, 3.0  # the histograms cover [-3, 3]^2
 PICTURES_EN = (
     "non-saturating generator's samples over training "
