@@ -20,11 +20,14 @@ up = conv_backward_data(y, K, (8, 8), gan.UP)  # (2, 8, 8, 1): the generator's
 print(f"conv: {x.shape} -> {down.shape};  transposed: {y.shape} -> {up.shape}")
 lhs = float((down.astype(np.float64) * y).sum())
 rhs = float((x.astype(np.float64) * up).sum())
-print(f"<conv(x), y> = {lhs:.3f}   <x, conv_t(y)> = {rhs:.3f}")
+scale = float(np.abs(down.astype(np.float64) * y).sum())  # what the sums could lose
+print(
+    f"<conv(x), y> - <x, conv_t(y)> = {abs(lhs - rhs) / scale:.1e} of the sum of |terms|"
+)
 
 cfg = gan.Config("ring", z=16, batch=64, lr=1e-3)
 model = gan.GAN(cfg, gan.init(cfg, 0), "non-saturating")
 for step in range(1, 4):
     d = model.d_step(gan.ring(rng, 64), gan.noise(rng, 64, cfg.z)).get().mean()
     g = model.g_step(gan.noise(rng, 64, cfg.z)).get().mean()
-    print(f"step {step}: D loss {d:.4f}  G loss {g:.4f}")
+    print(f"step {step}: D loss {d:.3f}  G loss {g:.3f}")
