@@ -21,9 +21,8 @@ print(f"conv: {x.shape} -> {down.shape};  transposed: {y.shape} -> {up.shape}")
 lhs = float((down.astype(np.float64) * y).sum())
 rhs = float((x.astype(np.float64) * up).sum())
 scale = float(np.abs(down.astype(np.float64) * y).sum())  # what the sums could lose
-print(
-    f"<conv(x), y> - <x, conv_t(y)> = {abs(lhs - rhs) / scale:.1e} of the sum of |terms|"
-)
+gap = abs(lhs - rhs) / scale
+print(f"<conv(x), y> - <x, conv_t(y)> = {gap:.1e} of the sum of |terms|")
 
 cfg = gan.Config("ring", z=16, batch=64, lr=1e-3)
 model = gan.GAN(cfg, gan.init(cfg, 0), "non-saturating")
