@@ -26,15 +26,39 @@ def test_ledger_is_fresh(path):
     )
 
 
-@pytest.mark.parametrize("path", LEDGERS, ids=lambda p: p.name)
-def test_every_point_has_had_its_gpu_run(path):
-    new, _ = L.new_and_stale(L.load(path))
-    assert not new, (
-        f"waiting for the GPU run ({path.name} has no record of these):\n  "
-        + "\n  ".join(new)
-        + "\n"
-        + L.WAITING
+def test_every_point_has_had_its_gpu_run():
+    """Everything is recorded: in the site's ledger, or, for a point the site's GPU
+    has never run, in another GPU's ledger (whose posts render from it)."""
+    site_path = L.RESULTS_DIR / f"{L.site_slug()}.json"
+    site = L.load(site_path)
+    others = [L.load(p) for p in LEDGERS if p != site_path]
+    waiting = L.new_elsewhere(site, others)["waiting"]
+    new, _ = L.new_and_stale(site)
+    unrecorded = [
+        problem
+        for sec, name, problem in L.stale_subjects(site)
+        if problem.endswith(L.NEVER_RUN) and (sec, name) in waiting
+    ]
+    assert not unrecorded, (
+        f"waiting for the GPU run ({site_path.name} and no other ledger has a record "
+        "of these):\n  " + "\n  ".join(unrecorded) + "\n" + L.WAITING
     )
+
+
+def test_another_gpus_ledger_holds_only_what_the_site_ledger_lacks():
+    """A point goes to another GPU's ledger only while the site's GPU has not run
+    it; once the site's ledger records it, the other entry is dropped."""
+    site_path = L.RESULTS_DIR / f"{L.site_slug()}.json"
+    site = L.load(site_path)
+    for path in LEDGERS:
+        if path == site_path:
+            continue
+        other = L.load(path)
+        both = sorted(
+            set(other.get("snippets", {})) & set(site["snippets"])
+            | set(other.get("experiments", {})) & set(site["experiments"])
+        )
+        assert not both, f"{path.name} repeats what {site_path.name} has: {both}"
 
 
 def _ledger(**sections):

@@ -550,6 +550,20 @@ def build_ledger(
     return ledger
 
 
+def elsewhere_plan(old: dict | None, site: dict) -> dict[str, set]:
+    """What a GPU other than the site's records (see thousand.bench.ledger): what
+    the site's ledger has never recorded, less what this GPU's ledger (`old`)
+    already holds as it is now."""
+    plan: dict[str, set] = {s: set() for s in L.SECTIONS}
+    have = set()
+    if old is not None:
+        have = {(sec, n) for sec, n, _ in L.stale_subjects(old)}
+    for sec, name, problem in L.stale_subjects(site):
+        if problem.endswith(L.NEVER_RUN) and (old is None or (sec, name) in have):
+            plan[sec].add(name)
+    return plan
+
+
 def print_summary(ledger: dict) -> None:
     d = ledger["device"]
     print(
@@ -655,11 +669,28 @@ def main(argv: list[str]) -> int:
     print(f"GPU run on {info['name']}", flush=True)
     started = time.perf_counter()
     old = plan = None
+    elsewhere = False
     if args.stale:
         path = L.RESULTS_DIR / f"{L.slug(info['name'])}.json"
         old = L.load(path) if path.exists() else None
+        site_path = L.RESULTS_DIR / f"{L.site_slug()}.json"
+        elsewhere = path != site_path and site_path.exists()
         try:
-            plan = L.redo_plan(old, set(args.redo))
+            if elsewhere:  # not the site's GPU: only what the site's ledger lacks
+                if args.redo:
+                    raise ValueError(
+                        f"--redo records into the site's ledger ({site_path.name}); "
+                        f"this GPU is {info['name']}"
+                    )
+                plan = elsewhere_plan(old, L.load(site_path))
+                print(
+                    f"{info['name']} is not the site's GPU ({site_path.stem}): "
+                    f"recording into {path.name} only what {site_path.name} has "
+                    "never recorded",
+                    flush=True,
+                )
+            else:
+                plan = L.redo_plan(old, set(args.redo))
         except ValueError as e:
             print(e, file=sys.stderr)
             return 2
@@ -677,7 +708,7 @@ def main(argv: list[str]) -> int:
                 s: {x for x in names if shards.shard_of(x, n) == k}
                 for s, names in plan.items()
             }
-        if old is not None:
+        if old is not None or elsewhere:
             plan["kernels"].add("copy")  # the ruler every bandwidth ratio needs
         print(
             "redo:",
@@ -690,7 +721,8 @@ def main(argv: list[str]) -> int:
         if args.merge:  # every shard has run: one ledger from all of them
             junits, bench = shards.gather(args.merge, tmp / "outputs")
         else:
-            rc = run_pytest(tmp, rest, args.shard, plan if old is not None else None)
+            partial = old is not None or (args.stale and elsewhere)
+            rc = run_pytest(tmp, rest, args.shard, plan if partial else None)
             if rc != 0:
                 print(f"\nthe GPU layer failed (pytest exit {rc}): no ledger written")
                 return rc
@@ -750,6 +782,8 @@ def main(argv: list[str]) -> int:
         print("\nshape sweeps against PyTorch:", flush=True)
         swept = sweep.main(["--record", "--stale"])
     stale = L.stale_entries(ledger)
+    if args.stale and elsewhere:  # this ledger holds only what it was given
+        stale = L.new_and_stale(ledger)[1]
     if stale:
         print("but the ledger is not complete:", *stale, sep="\n  ")
         return 1

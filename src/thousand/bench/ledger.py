@@ -148,6 +148,45 @@ def ledger_files() -> list[Path]:
     return sorted(RESULTS_DIR.glob("*.json"))
 
 
+# -- the site's ledger and the others -----------------------------------------------
+#
+# The site renders one GPU's ledger (mkdocs.yml: extra.results), which must hold
+# everything. A point first recorded on another GPU, because the site's GPU could
+# not be had, goes into that GPU's own ledger, which holds only such points; its
+# posts name it in their front matter (`results: <slug>`) and render from it, with
+# that GPU named on the page. What the site's ledger has recorded and is now stale
+# must be redone on the site's GPU: another ledger takes only what is new.
+
+
+def site_slug() -> str:
+    """The slug of the GPU whose ledger the site renders (mkdocs.yml)."""
+    found = re.search(
+        r"^\s+results:\s*([\w.-]+)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M
+    )
+    if not found:
+        raise ValueError("mkdocs.yml names no ledger under extra: results: <slug>")
+    return found.group(1)
+
+
+def new_elsewhere(site: dict, others: list[dict]) -> dict[str, set]:
+    """What the site's ledger has never recorded, by section, split into what some
+    other ledger records as it is now (recorded) and what none does (waiting)."""
+    recorded: set = set()
+    for other in others:
+        missing = {(sec, name) for sec, name, _ in stale_subjects(other)}
+        recorded |= {
+            (sec, name)
+            for sec, name, problem in stale_subjects(site)
+            if problem.endswith(NEVER_RUN) and (sec, name) not in missing
+        }
+    waiting = {
+        (sec, name)
+        for sec, name, problem in stale_subjects(site)
+        if problem.endswith(NEVER_RUN) and (sec, name) not in recorded
+    }
+    return {"recorded": recorded, "waiting": waiting}
+
+
 def load(path_or_slug) -> dict:
     path = Path(path_or_slug)
     if not path.suffix:

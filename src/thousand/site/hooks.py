@@ -124,6 +124,23 @@ def _nav_with(nav, pages):
     return out
 
 
+_other_results: dict[str, Results] = {}
+
+
+def results_for(meta: dict, uri: str) -> Results:
+    """The ledger a page renders: the site's, or the one its front matter names
+    (`results: <slug>`, a point recorded on another GPU; thousand.bench.ledger)."""
+    slug = meta.get("results")
+    if slug is None or slug == _results.slug:
+        return _results
+    if not isinstance(slug, str) or not (L.RESULTS_DIR / f"{slug}.json").exists():
+        known = [p.stem for p in L.ledger_files()]
+        raise DirectiveError(f"{uri}: front matter results: {slug!r}; ledgers: {known}")
+    if slug not in _other_results:
+        _other_results[slug] = Results(slug, _results.lang)
+    return _other_results[slug]
+
+
 def on_page_markdown(markdown, page, config, files):
     lang, uri = config.theme["language"], page.file.src_uri
     try:
@@ -133,7 +150,7 @@ def on_page_markdown(markdown, page, config, files):
         markdown = access.render_page(markdown, uri, lang)
         markdown = benchmarks.render_page(markdown, uri, lang)
         markdown = glossary.render_page(markdown, lang)
-        return _results.render_page(markdown, uri)
+        return results_for(page.meta, uri).render_page(markdown, uri)
     except (DirectiveError, tracks.TrackError, OSError, KeyError, ValueError) as e:
         raise PluginError(f"directive: {e}") from e
 
@@ -202,13 +219,18 @@ def on_files(files, config):
 
     def draw_all() -> dict[str, bytes]:
         found = {f"assets/plots/{n}.svg": svg for n, svg in _results.plots().items()}
+        for path in L.ledger_files():  # the points recorded on another GPU
+            if path.stem != _results.slug:
+                other = Results(path.stem, lang).plots(experiments_only=True)
+                found.update({f"assets/plots/{n}.svg": svg for n, svg in other.items()})
         for name in access.names():
             found[f"assets/access/{name}.svg"] = access.draw(name, lang)
         return found
 
-    ledger = L.RESULTS_DIR / f"{config.extra['results']}.json"
     several = sorted((L.RESULTS_DIR / "several-gpus").glob("*.json"))
-    inputs = [ledger, *several, *sorted(access.ACCESS_DIR.glob("*.json"))]
+    sweeps = sorted((L.RESULTS_DIR / "sweeps").glob("*.json"))
+    inputs = [*L.ledger_files(), *several, *sweeps]
+    inputs += sorted(access.ACCESS_DIR.glob("*.json"))
     for uri, svg in charts.cached(lang, inputs, draw_all).items():
         files.append(File.generated(config, uri, content=svg))
     for uri, markdown in _benchmark_pages.items():

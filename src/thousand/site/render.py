@@ -758,6 +758,7 @@ class Results:
     """One ledger, rendered in one language."""
 
     def __init__(self, slug: str, lang: str):
+        self.slug = slug
         self.ledger = L.load(slug)
         self.t = TEXT[lang]
         self.lang = lang
@@ -1130,13 +1131,16 @@ class Results:
 
     # -- plots --------------------------------------------------------------------
 
-    def plots(self) -> dict[str, bytes]:
+    def plots(self, experiments_only: bool = False) -> dict[str, bytes]:
         """Every plot a page may ask for, by name: the series, the ladders and the
-        experiments."""
-        found = {name: self.draw(name) for name in self.ledger["series"]}
-        families = {k["family"] for k in self.ledger["kernels"].values()}
-        for family in sorted(families):
-            found[ladder_plot(family)] = self.draw_ladder(family)
+        experiments (only these for another GPU's ledger, whose ladder of the copy
+        kernel would take the name of the site's)."""
+        found = {}
+        if not experiments_only:
+            found = {name: self.draw(name) for name in self.ledger["series"]}
+            families = {k["family"] for k in self.ledger["kernels"].values()}
+            for family in sorted(families):
+                found[ladder_plot(family)] = self.draw_ladder(family)
         device = self.ledger["device"]["name"]
         for name, entry in self.ledger.get("experiments", {}).items():
             e = by_name(name)
@@ -1146,6 +1150,8 @@ class Results:
             found[experiments.plot_name(name)] = experiments.draw(
                 e, entry["result"], title, self.lang
             )
+        if experiments_only:
+            return found
         from thousand.bench import sweep
 
         for name, entry in sweep.records().items():
