@@ -48,6 +48,8 @@ DEVICE_SPECIFIC = {
     "writes for the GPU",
     "a5_rbm": "CD-1 samples: a rounding apart flips a sample, and the run drifts; "
     "3 epochs on the CPU backend",
+    "a8_dbn": "CD-1 and Gibbs samples drift as a5_rbm's do; on the CPU backend 2 "
+    "epochs a layer and 50 fine-tuning steps",
 }
 # Snippets that disassemble with cuobjdump (and nvdisasm, which it runs): they come
 # with the CUDA toolkit, not with every nvcc (pip's has neither). Where one is

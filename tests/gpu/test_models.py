@@ -5,6 +5,7 @@ rounding). The checks themselves live in tests/cpu; here they only change backen
 
 import pytest
 
+from tests.cpu import test_dbn as DBN
 from tests.cpu import test_energy_models as E
 from tests.cpu import test_lenet as LN
 from tests.cpu import test_models as M
@@ -55,6 +56,27 @@ def test_hopfield_and_rbm():
     E.test_stored_patterns_are_fixed_points()
     E.test_past_capacity_the_network_recalls_nothing_exactly()
     E.test_rbm_steps_agree_with_the_numpy_twin()
+
+
+def test_dbn_agrees_with_its_twins():
+    """A8: the greedy stack against the NumPy twins, the fine-tuned net against
+    its PyTorch twin (on the CPU: the comparison is of our kernels on the GPU),
+    the dreams against the twins', with the CPU layer's bounds."""
+    pytest.importorskip("torch")
+    data = DBN.D.binary_digits()
+    X = data[0][:100]
+    stacks = (
+        DBN.D.pretrain(X, DBN.SIZES, seed=3, **DBN.PRE),
+        DBN.D.pretrain(X, DBN.SIZES, seed=3, numpy=True, **DBN.PRE),
+    )
+    DBN.test_the_stack_on_the_kernels_agrees_with_the_numpy_twins(stacks)
+    DBN.test_each_rbm_learned_the_codes_of_the_one_below(data, stacks)
+    DBN.test_the_arms_differ_only_in_their_hidden_layers(stacks)
+    for hidden in ("sigmoid", "relu"):
+        DBN.test_the_finetuned_net_agrees_with_its_pytorch_twin_step_by_step(
+            data, stacks, hidden
+        )
+    DBN.test_the_dreams_on_the_kernels_agree_with_the_twins(stacks)
 
 
 def test_transformer_agrees_with_its_pytorch_twin():

@@ -9,6 +9,8 @@ perceptron   A2: Rosenblatt's rule; converges on separable data, never on XOR
 mlp          A3/A4: multilayer perceptrons trained by backpropagation
 hopfield     A5: Hebbian storage, asynchronous recall, the energy
 rbm          A5: a restricted Boltzmann machine trained by CD-1
+dbn          A8: RBMs stacked greedily, unrolled, fine-tuned; dreams by Gibbs
+dbn_twin     the fine-tuned DBN's PyTorch twin (needs torch)
 lenet        A6: LeNet-5
 transformer  A14: a GPT-style Transformer, trained with AdamW, on the kernels
 transformer_twin  its PyTorch twin (needs torch)
