@@ -12,6 +12,9 @@ rbm          A5: a restricted Boltzmann machine trained by CD-1
 dbn          A8: RBMs stacked greedily, unrolled, fine-tuned; dreams by Gibbs
 dbn_twin     the fine-tuned DBN's PyTorch twin (needs torch)
 lenet        A6: LeNet-5
+gan          A13: a GAN on a ring of Gaussians and a DCGAN on the digits, whose
+             transposed convolutions are B11's input gradient run forward
+gan_twin     their PyTorch twin (needs torch)
 transformer  A14: a GPT-style Transformer, trained with AdamW, on the kernels
 transformer_twin  its PyTorch twin (needs torch)
 corpus       A15/A16: the site's posts frozen as paragraphs (snapshot/posts.json);
