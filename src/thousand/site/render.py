@@ -53,8 +53,8 @@ TEXT = {
         "run": "运行",
         "output": "记录的输出（{device}，{date}）：",
         "sweep_run": "测于 {gpu}，{date}，提交 `{commit}`；每个形状上各版本与 PyTorch "
-        "在同一进程里先后计时（CUDA 事件，清空 L2）。入口函数即用户调用的函数，"
-        "它按形状选版本和线程块。",
+        "在同一进程里先后计时（CUDA 事件，清空 L2）。入口函数即用户调用的函数："
+        "有的按形状挑版本和线程块，有的总跑同一个。",
         "gpus_run": "记录于 {n} 块 {gpu} 的一台机器，{date}，提交 `{commit}`"
         "（`python -m thousand.distributed.record --world {n}`）。",
         "cols": {
@@ -417,8 +417,8 @@ TEXT = {
         "output": "Recorded output ({device}, {date}):",
         "sweep_run": "Measured on {gpu}, {date}, commit `{commit}`; at each shape the "
         "versions and PyTorch were timed back to back in one process (CUDA events, L2 "
-        "flushed). The front door is the function users call, which picks the "
-        "version and block by the shape.",
+        "flushed). The front door is the function users call: some pick the version "
+        "and block by the shape, others always run the same one.",
         "gpus_run": "Recorded on one machine of {n} × {gpu}, {date}, commit "
         "`{commit}` (`python -m thousand.distributed.record --world {n}`).",
         "cols": {
