@@ -280,6 +280,35 @@ def active_units(model: VAE, X: np.ndarray, threshold: float = 0.01) -> int:
 # --8<-- [end:iwae]
 
 
+def trained(cfg: Config, quick: bool, history: list | None = None, seed: int = 0):
+    """A VAE trained on the binarised digits with SETTINGS (quick: one epoch on
+    256 pictures, for the CPU backend). Appends (epoch, reconstruction, KL) on
+    the held-out set to `history` after each epoch. Returns the model and the
+    held-out pictures with their labels."""
+    from thousand.models.data import digits
+
+    X_train, X_test, _, y_test = digits()
+    X_train, X_test = (
+        (X_train > 0.5).astype(np.float32),
+        (X_test > 0.5).astype(np.float32),
+    )  # rbm.binary_digits: a pixel is on when darker than 8/16
+    epochs = 1 if quick else SETTINGS["epochs"]
+    if quick:
+        X_train = X_train[:256]
+    model = VAE(cfg, init(cfg, seed), seed=seed, lr=SETTINGS["lr"])
+    log = None if history is None else lambda *row: history.append(row)
+    train(
+        model,
+        X_train,
+        epochs=epochs,
+        batch=SETTINGS["batch"],
+        seed=seed,
+        X_test=X_test,
+        log=log,
+    )
+    return model, X_test, y_test
+
+
 def eps_for(model: VAE, rows: int, offset: int) -> np.ndarray:
     """The eps the kernels draw for `rows` pictures from counter `offset`: the
     PyTorch twin gets exactly these."""
