@@ -63,6 +63,7 @@ EXPERIMENT = Experiment(
         "col_sum",
         "sigmoid",
         "axpy",
+        "copy",
         "matrix_add",
         "adamw",
         "reparam_kl",

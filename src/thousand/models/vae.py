@@ -25,6 +25,7 @@ import numpy as np
 from thousand.cuda import synchronize, to_device
 from thousand.kernels.adamw import adamw, hyper_parameters
 from thousand.kernels.axpy import axpy
+from thousand.kernels.copy import copy
 from thousand.kernels.matrix_add import matrix_add
 from thousand.kernels.reparam_kl import normal_ref, reparam_kl
 from thousand.kernels.reparam_kl_backward import reparam_kl_backward
@@ -147,7 +148,11 @@ class VAE:
         g = self.buf("g", (2, B, L))
         reparam_kl_backward(dz, self.mu, self.logvar, w, self.seed, offset, out=g)
         dH = self.layers["mu"].backward(g[0])  # dL/dH through mu ...
-        dH2 = self.layers["logvar"].backward(g[1])  # ... and through logvar
+        dlv = g[1]  # starts B L floats in: matmul's vector loads want 16 bytes
+        if (B * L) % 4:
+            dlv = copy(dlv.reshape(B * L), out=self.buf("dlv", (B * L,)), version=1)
+            dlv = dlv.reshape(B, L)
+        dH2 = self.layers["logvar"].backward(dlv)  # ... and through logvar
         dH = matrix_add(dH, dH2, out=self.buf("dH", dH.shape))
         self.layers["enc"].backward(dH, need_dX=False)
 
@@ -204,9 +209,13 @@ class VAE:
         return rec, zk[1].sum(axis=1), zk[0], mu, lv
 
 
+# --8<-- [start:nll]
 def bernoulli_nll(X: np.ndarray, logits: np.ndarray) -> np.ndarray:
     """-log p(x | z) per row, from the logits: sum of softplus(l) - x l (stable)."""
     return (np.logaddexp(0, logits) - X * logits).sum(axis=1)
+
+
+# --8<-- [end:nll]
 
 
 # --8<-- [start:train]
