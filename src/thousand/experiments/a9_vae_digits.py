@@ -107,6 +107,8 @@ EXPERIMENT = Experiment(
         "KL(q(z|x) || p(z))": "KL(q(z|x) || p(z))",
         "negative ELBO (their sum)": "负 ELBO（两项之和）",
         "rows: held-out digits, reconstructions, samples, a walk from the first "
-        "digit to the second": "各行：留出集数字、重构、采样、从第一个数字走到第二个的插值",
+        "digit to the second": (
+            "各行：留出集数字、重构、采样、从第一个数字走到第二个的插值"
+        ),
     },
 )

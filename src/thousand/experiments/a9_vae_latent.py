@@ -51,7 +51,7 @@ EXPERIMENT = Experiment(
     name="a9-vae-latent",
     title={
         "zh": "二维隐空间的 VAE：各数字的位置与解码网格",
-        "en": "A VAE with a 2-D latent space: where each digit sits, what it decodes to",
+        "en": "A VAE with a 2-D latent space: where each digit sits, what it decodes",
     },
     run=run,
     families=(

@@ -15,7 +15,6 @@
 
 #include "philox.cuh"  // philox4x32_10 and philox_normal
 
-
 // --8<-- [start:reparam-kl-v1]
 extern "C" __global__ void reparam_kl_v1(const float* mu, const float* logvar,
                                          float* out, int n, unsigned seed_lo,
@@ -26,7 +25,7 @@ extern "C" __global__ void reparam_kl_v1(const float* mu, const float* logvar,
     unsigned long long e = ((unsigned long long)offset_hi << 32 | offset_lo) + i;
     float eps = philox_normal(e, seed_lo, seed_hi);
     float m = mu[i], lv = logvar[i], var = expf(lv);
-    out[i] = m + sqrtf(var) * eps;                 // z
+    out[i] = m + sqrtf(var) * eps;                  // z
     out[n + i] = 0.5f * (m * m + var - 1.0f - lv);  // this element's share of KL
 }
 // --8<-- [end:reparam-kl-v1]
