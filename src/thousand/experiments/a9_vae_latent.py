@@ -2,7 +2,8 @@
 where each digit's held-out pictures sit on average (the mean of mu, per digit
 and per axis). The picture: the decoder's output over a 12 x 12 grid of latent
 points, z1 and z2 each from -2 to 2 (the prior's central region), tiled into one
-96 x 96 map: the 2-D latent space as the decoder sees it."""
+96 x 96 picture (each pixel's probability less 1/2: red ink, blue paper): the
+2-D latent space as the decoder sees it."""
 
 from __future__ import annotations
 
@@ -40,9 +41,12 @@ def run(quick: bool) -> dict:
             "active": V.active_units(model, X_test),
         },
         "images": {
-            "label": "decoded grid: z1 from -2 (left) to 2, z2 from 2 (top) to -2",
+            "label": "decoded grid: z1 from -2 (left) to 2, z2 from 2 (top) to -2; "
+            "red: ink",
             "shape": list(tiled.shape),
-            "values": [tiled.astype(np.float64).ravel().tolist()],
+            # less 1/2, so the site draws it red for ink and blue for paper, on the
+            # scale of the other posts' pictures
+            "values": [(tiled.astype(np.float64) - 0.5).ravel().tolist()],
         },
     }
 
@@ -82,8 +86,8 @@ EXPERIMENT = Experiment(
         "mean of mu over held-out pictures": "留出集上 mu 的均值",
         "z1": "z1",
         "z2": "z2",
-        "decoded grid: z1 from -2 (left) to 2, z2 from 2 (top) to -2": (
-            "解码网格：z1 从 -2（左）到 2，z2 从 2（上）到 -2"
+        "decoded grid: z1 from -2 (left) to 2, z2 from 2 (top) to -2; red: ink": (
+            "解码网格：z1 从 -2（左）到 2，z2 从 2（上）到 -2；红色为笔迹"
         ),
     },
 )
