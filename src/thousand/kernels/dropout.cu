@@ -15,7 +15,29 @@
 // v1: one thread per element, one Philox call each (it uses one of the four
 //     words it computes: the mask is memory-bound work with arithmetic to spare).
 
-#include "philox.cuh"  // philox4x32_10: the generator, shared with reparam_kl
+// --8<-- [start:philox]
+// The high 32 bits of a 32 x 32-bit product (nvcc makes it one mul.hi.u32).
+__device__ __forceinline__ unsigned mulhi32(unsigned a, unsigned b) {
+    return (unsigned)(((unsigned long long)a * b) >> 32);
+}
+
+// Philox-4x32 with 10 rounds: counter (c0, c1, c2, c3), key (k0, k1); word w of 4.
+__device__ __forceinline__ unsigned philox4x32_10(unsigned c0, unsigned c1, unsigned c2,
+                                                  unsigned c3, unsigned k0, unsigned k1,
+                                                  int w) {
+    for (int round = 0; round < 10; ++round) {
+        unsigned hi0 = mulhi32(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+        unsigned hi1 = mulhi32(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
+        k0 += 0x9E3779B9u;  // the Weyl sequence of the key: golden ratio, sqrt(3) - 1
+        k1 += 0xBB67AE85u;
+    }
+    return w == 0 ? c0 : w == 1 ? c1 : w == 2 ? c2 : c3;
+}
+// --8<-- [end:philox]
 
 // --8<-- [start:dropout-v1]
 extern "C" __global__ void dropout_v1(const float* X, float* Y, int n, float p,

@@ -5,15 +5,14 @@
 //     out[1] = kl = (mu^2 + exp(logvar) - 1 - logvar) / 2
 // so z is a differentiable function of mu and logvar, and a row sum of out[1] is
 // the analytic KL(q(z | x_i) || N(0, I)) of example i.
-// eps comes from Philox-4x32-10 (philox.cuh, the generator dropout uses), element
-// e = offset + i * N + j taking counter (e, 1): the third word 1 keeps these
-// numbers apart from dropout's, which count with 0 there, under the same seed.
-// Box-Muller turns its first two words into one normal number; the backward pass
-// (reparam_kl_backward.cu) recomputes the same eps instead of storing it.
+// eps comes from Philox-4x32-10, the generator dropout uses (philox_normal.cuh):
+// element e = offset + i * N + j takes counter (e, 1), and Box-Muller turns two of
+// its words into one normal number. The backward pass (reparam_kl_backward.cu)
+// recomputes the same eps instead of storing it.
 //
 // v1: one thread per element, one Philox call each, memory-bound like dropout.
 
-#include "philox.cuh"  // philox4x32_10 and philox_normal
+#include "philox_normal.cuh"
 
 // --8<-- [start:reparam-kl-v1]
 extern "C" __global__ void reparam_kl_v1(const float* mu, const float* logvar,

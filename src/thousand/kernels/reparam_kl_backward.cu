@@ -9,7 +9,7 @@
 //
 // v1: one thread per element.
 
-#include "philox.cuh"  // philox_normal: the forward's eps, drawn again
+#include "philox_normal.cuh"  // the forward's eps, drawn again
 
 // --8<-- [start:reparam-kl-backward-v1]
 extern "C" __global__ void reparam_kl_backward_v1(const float* dz, const float* mu,
