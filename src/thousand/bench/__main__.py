@@ -700,7 +700,7 @@ def main(argv: list[str]) -> int:
 
             # sweeps have records too
             return 0 if args.no_sweeps else sweep.main(["--record", "--stale"])
-        if old is not None and args.part:
+        if (old is not None or elsewhere) and args.part:
             # Each part is a run of its own, merged like any stale-only run: a
             # name's part is fixed (a hash), so what a part redid stays done.
             k, n = shards.parse(args.part)
