@@ -95,7 +95,10 @@ class Recurrent:
         matmul(X.reshape(T * B, n_in), self.W_ih, out=flat)  # every step at once
         bias_add(flat, self.b, out=flat)
         Hs = self.buf("Hs", (T + 1, B, H))  # Hs[0] = h_0 = 0, Hs[t + 1] = h_t
+        # Zeros no kernel writes: filled here, they stay zero, so a Replay of the
+        # launches (which repeats kernels, not fills) computes the same.
         fill(Hs[0], 0.0)
+        fill(self.buf("zeros", (B, H)), 0.0)
         Gh = self.buf("Gh", (B, G))
         if self.kind == "lstm":
             Cs = self.buf("Cs", (T + 1, B, H))
@@ -120,22 +123,20 @@ class Recurrent:
         H, G = self.H, self.G
         dZ = self.buf("dZ", (T, B, G))  # gradient of the pre-activations
         dh = self.buf("dh", (T, B, H))
-        dh_next = self.buf("dh_next", (B, H))  # through W_hh from step t + 1
-        fill(dh_next, 0.0)
         W_hhT = transpose(self.W_hh, out=self.buf("W_hhT", (G, H)))
-        if self.kind == "lstm":
-            dc = [self.buf("dc0", (B, H)), self.buf("dc1", (B, H))]
-            fill(dc[0], 0.0)
+        dh_next = dc_in = self.buf("zeros", (B, H))  # nothing after the last step
         for t in reversed(range(T)):
-            matrix_add(dHs[t], dh_next, out=dh[t])
+            matrix_add(dHs[t], dh_next, out=dh[t])  # from above + from step t + 1
             if self.kind == "lstm":
-                dc_in, dc_out = dc[(T - 1 - t) % 2], dc[(T - t) % 2]
-                Cs = self.Cs
+                dc_out = self.buf(f"dc{t % 2}", (B, H))
                 lstm_cell_backward(
-                    dh[t], dc_in, self.acts[t], Cs[t], Cs[t + 1], out=dZ[t], dc_prev=dc_out
-                )
+                    dh[t], dc_in, self.acts[t], self.Cs[t], self.Cs[t + 1],
+                    out=dZ[t], dc_prev=dc_out,
+                )  # fmt: skip
+                dc_in = dc_out
             else:
                 tanh_backward(dh[t], Hs[t + 1], out=dZ[t])
+            dh_next = self.buf("dh_next", (B, H))
             matmul(dZ[t], W_hhT, out=dh_next)  # to h_{t-1}
         dZf = dZ.reshape(T * B, G)
         db = self.buf("db", (G,))
