@@ -167,10 +167,10 @@ def test_model_agrees_with_its_pytorch_twin_step_by_step(kind):
     p = rnn.init_params(cfg, seed=0)
     model, twin = rnn.SequenceModel(cfg, p), rnn_twin.Twin(cfg, p)
     data = np.random.default_rng(1)
-    for _ in range(3):
+    for _ in range(3):  # the same shapes: steps 2 and 3 replay step 1's launches
         X, Y, ids = rnn.copy_task(data, B=4, lag=3, S=3)
         scored = X.shape[0] - Y.shape[0]
-        ours = model.step(to_device(X), to_device(Y), scored)
+        ours = model.step(X, Y, scored)
         theirs = twin.step(X, ids, scored)
         assert abs(ours - theirs) < 1e-5
         got = twin.host_params()

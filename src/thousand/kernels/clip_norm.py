@@ -20,6 +20,7 @@ from thousand.cuda import (
     is_device_array,
     launch,
 )
+from thousand.kernels.copy import copy
 from thousand.kernels.family import Family, Version, pick
 
 OP = "clip_norm"
@@ -83,6 +84,20 @@ def _scale(d_g, sumsq, max_norm, d_out, block):
                np.float32(max_norm), d_out, np.int32(n))  # fmt: skip
 
 
+_ZERO: dict = {}
+
+
+def _zero():
+    """One float 0 on the device, made once (per backend)."""
+    from thousand.cuda import backend
+
+    key = backend()
+    if key not in _ZERO:
+        _ZERO[key] = empty((1,), np.float32)
+        fill(_ZERO[key], 0.0)
+    return _ZERO[key]
+
+
 def clip_global_norm(grads, max_norm, sumsq, block=256):
     """Clip device arrays `grads` in place by their global norm; `sumsq` is a
     one-float device array that receives the sum of squares (read it for ||g||).
@@ -99,7 +114,7 @@ def clip_global_norm(grads, max_norm, sumsq, block=256):
         raise ValueError(f"{OP}: `sumsq` must be a device array of shape (1,)")
     _check_max_norm(max_norm)
     check_block(OP, (block,))
-    fill(sumsq, 0.0)
+    copy(_zero(), out=sumsq)  # a launch, not a fill: a Replay repeats it
     for d in grads:
         _sum_squares(d, sumsq, block)
     for d in grads:
