@@ -87,12 +87,12 @@ EXPERIMENT = Experiment(
         "copy",
         "clip_norm",
         "adamw",
-    ),  # fmt: skip
+    ),
     files=("models/rnn.py", "models/layers.py"),
     notes={
         "steps": Note(
             "每个模型每个间隔的训练步数", "training steps per model and lag", "{:,.0f}"
-        ),  # fmt: skip
+        ),
         "elman_shortest": _share("Elman：最短间隔", "Elman: shortest lag"),
         "lstm_shortest": _share("LSTM：最短间隔", "LSTM: shortest lag"),
         "elman_longest": _share("Elman：最长间隔", "Elman: longest lag"),

@@ -110,7 +110,7 @@ EXPERIMENT = Experiment(
     },
     run=run,
     families=FAMILIES,
-    files=("models/rnn.py",),
+    files=("models/rnn.py", "models/layers.py"),
     gpu_only="it times torch.nn.LSTM on cuDNN, which needs PyTorch with CUDA and a "
     "GPU; CPU-backend times would say nothing about either",
     notes={

@@ -34,8 +34,8 @@ def grad_norms(kind: str, T: int, B: int, H: int, seed: int = 0) -> np.ndarray:
 
 def run(quick: bool) -> dict:
     T, B, H = (12, 4, 8) if quick else (100, 64, 128)
-    norms = {name: grad_norms(kind, T, B, H) for name, kind in ((ELMAN, "elman"),
-                                                                (LSTM, "lstm"))}  # fmt: skip
+    kinds = ((ELMAN, "elman"), (LSTM, "lstm"))
+    norms = {name: grad_norms(kind, T, B, H) for name, kind in kinds}
     lag = T - 1
     return {
         "kind": "lines",
@@ -74,28 +74,28 @@ EXPERIMENT = Experiment(
         "col_sum",
         "softmax_xent",
         "copy",
-    ),  # fmt: skip
+    ),
     files=("models/rnn.py", "models/layers.py"),
     notes={
         "steps": Note(
             "最早一步距损失的步数", "steps from the earliest h_t to the loss", "{:.0f}"
-        ),  # fmt: skip
+        ),
         "elman_decay": Note(
             "Elman：最早一步的梯度范数 / 损失处的",
             "Elman: norm at the earliest step / at the loss",
             "{:.1e}",
-        ),  # fmt: skip
+        ),
         "lstm_decay": Note(
             "LSTM：最早一步的梯度范数 / 损失处的",
             "LSTM: norm at the earliest step / at the loss",
             "{:.1e}",
-        ),  # fmt: skip
+        ),
         "elman_per_step": Note(
             "Elman：平均每步的衰减因子", "Elman: mean factor per step", "{:.3f}"
-        ),  # fmt: skip
+        ),
         "lstm_per_step": Note(
             "LSTM：平均每步的衰减因子", "LSTM: mean factor per step", "{:.3f}"
-        ),  # fmt: skip
+        ),
     },
     zh={
         "steps before the loss": "距损失的步数",
