@@ -215,9 +215,10 @@ class SequenceModel:
             pf, gf = p.reshape(n), gi.reshape(n)
             adamw(pf, gf, m, v, hyper, out=(pf, m, v))
 
-    def step(self, X, Y, scored: int) -> float:
+    def step(self, X, Y, scored: int, wait: bool = True) -> float | None:
         """One training step on host arrays X (T, B, n_in) and Y (T - scored, B,
-        n_out); returns the mean loss (a host float: the one wait per step). The
+        n_out); returns the mean loss (a host float: the one wait per step), or
+        None with wait=False, which lets the host queue the next step at once. The
         batch goes into device arrays kept for its shape; the first step on them
         records its launches and later steps replay them (Replay: no Python checks
         per launch), with the batch and the step number uploaded first."""
@@ -230,13 +231,13 @@ class SequenceModel:
             hyper = hyper_parameters(lr=self.cfg.lr, weight_decay=0.0, t=self.t)
             self.put(self.buf("hyper", (6,)), hyper)
             self.replay[1]()
-            return float(self.replay[2].get().mean())
+            return float(self.replay[2].get().mean()) if wait else None
         with Replay() as launches:
             loss = self.forward(dX, dY, scored)
             self.backward()
             self.update()
         self.replay = (key, launches, loss)
-        return float(loss.get().mean())
+        return float(loss.get().mean()) if wait else None
 
 
 # --8<-- [end:model]
