@@ -441,7 +441,7 @@ def test_a_training_curve_is_shown_once_as_a_chart_beside_its_log(site):
 
 def test_every_post_names_its_point_and_ends_with_the_next(site):
     """Under the title, the point and its track; at the end, the next point of the
-    track: a link when it is written (A6's next, A7, is not: A10 is named too)."""
+    track: a link when it is written (A7's next, A8, is not: A10 is named too)."""
     for lang, root in (("zh", site), ("en", site / "en")):
         for post in (DOCS[lang] / "blog" / "posts").glob("*.md"):
             page = (root / "blog" / post.stem / "index.html").read_text()
@@ -450,7 +450,10 @@ def test_every_post_names_its_point_and_ends_with_the_next(site):
             assert 'class="tp-next">' in page, f"{lang}: {post.stem}"
         lenet = (root / "blog" / "lenet-5" / "index.html").read_text()
         end = lenet[lenet.index('class="tp-next">') :]
-        assert "A7" in end and 'href="../alexnet-and-vgg/"' in end
+        assert "A7" in end and 'href="../rnn-lstm/"' in end
+        rnn = (root / "blog" / "rnn-lstm" / "index.html").read_text()
+        end = rnn[rnn.index('class="tp-next">') :]
+        assert "A8" in end and 'href="../alexnet-and-vgg/"' in end
 
 
 def test_posts_link_the_previous_and_next_point_of_their_track(site):
