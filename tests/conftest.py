@@ -66,7 +66,7 @@ def _subject(item) -> tuple[str, str | None] | None:
         return "kernels", MODULE_FAMILY[module]
     if module in MODULE_EXPERIMENTS:
         return "experiments", MODULE_EXPERIMENTS[module]
-    if module == "test_models":
+    if module in ("test_models", "test_rnn"):  # model checks (A7 in its own file)
         return "models", None
     return None
 
