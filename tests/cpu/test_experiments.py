@@ -12,6 +12,7 @@ from tests.helpers import unavailable
 from thousand.bench import ledger as L
 from thousand.cuda import NvccMissing, use_backend
 from thousand.experiments import (
+    Experiment,
     ExperimentError,
     Note,
     all_experiments,
@@ -88,3 +89,24 @@ def test_a_result_missing_its_chinese_or_its_notes_is_refused():
     }
     with pytest.raises(ExperimentError, match="no Chinese|notes"):
         validate(e, bad)
+
+
+def test_a_bar_in_a_series_name_stays_inside_its_cell():
+    """A9's 'KL(q(z|x) || p(z))': each | of a name is escaped, so the table keeps
+    its columns instead of printing as text."""
+    import markdown
+
+    e = Experiment(
+        name="a1-x",
+        title={"zh": "t", "en": "t"},
+        run=lambda quick: {},
+        zh={"epoch": "轮", "nats": "奈特", "KL(q(z|x) || p(z))": "KL"},
+    )
+    result = {
+        "kind": "lines",
+        "x": {"label": "epoch", "values": [1, 2], "log": False},
+        "y": {"label": "nats", "log": False},
+        "series": {"KL(q(z|x) || p(z))": [1.0, 2.0]},
+    }
+    html = markdown.markdown(site.table(e, result, "en"), extensions=["tables"])
+    assert html.count("</th>") == 2 and "KL(q(z|x) || p(z))" in html

@@ -89,11 +89,11 @@ def table(e: Experiment, result: dict, lang: str) -> str:
             + [_cell(result["series"][n][i], fmt) for n in names]
             for i, x in enumerate(result["x"]["values"])
         ]
-    out = [
-        "| " + " | ".join(head) + " |",
-        "|---|" + "---:|" * (len(head) - 1),
-        *("| " + " | ".join(r) + " |" for r in rows),
-    ]
+
+    def line(cells: list[str]) -> str:  # a | inside a cell (KL(q || p)) is text
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    out = [line(head), "|---|" + "---:|" * (len(head) - 1), *map(line, rows)]
     if result["kind"] != "timeline":
         unit = _word(e, result["y"]["label"], lang)
         out.append("")
