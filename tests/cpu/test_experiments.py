@@ -110,3 +110,26 @@ def test_a_bar_in_a_series_name_stays_inside_its_cell():
     }
     html = markdown.markdown(site.table(e, result, "en"), extensions=["tables"])
     assert html.count("</th>") == 2 and "KL(q(z|x) || p(z))" in html
+
+
+def test_a_log_axis_of_a_few_values_that_are_not_powers_ticks_each_value():
+    """A7's lags 5, 10, 20, 40, 80 on a base-2 axis: ticks at the lags, not at the
+    powers of two that no point sits on; powers of two keep the usual ticks."""
+    from thousand.site.experiments import _power_of
+
+    assert _power_of(64, 2) and _power_of(0.5, 2) and _power_of(1000, 10)
+    assert not _power_of(5, 2) and not _power_of(80, 2) and not _power_of(0, 2)
+    e = Experiment(
+        name="a1-x",
+        title={"zh": "t", "en": "t"},
+        run=lambda quick: {},
+        zh={"lag": "滞后", "share": "比例", "LSTM": "LSTM"},
+    )
+    result = {
+        "kind": "lines",
+        "x": {"label": "lag", "values": [5, 10, 20, 40, 80], "log": True},
+        "y": {"label": "share", "log": False},
+        "series": {"LSTM": [1.0, 1.0, 0.5, 0.25, 0.13]},
+    }
+    svg = site.draw(e, result, "t", "en").decode()
+    assert svg.count(">80</text>") == 1 and ">64</text>" not in svg

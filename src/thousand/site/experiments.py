@@ -256,7 +256,15 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
                 )
             log_x = result["x"].get("log")
             if log_x:  # True: base 2 (sizes in bytes, threads); 10: base 10
-                ax.set_xscale("log", base=10 if log_x == 10 else 2)
+                base = 10 if log_x == 10 else 2
+                ax.set_xscale("log", base=base)
+                if len(xs) <= 10 and not all(_power_of(x, base) for x in xs):
+                    # a few values that are not powers (lags 5, 10, 20...): a
+                    # tick at each, not at powers no point sits on
+                    from matplotlib.ticker import NullLocator
+
+                    ax.set_xticks(xs, [f"{x:,g}" for x in xs])
+                    ax.xaxis.set_minor_locator(NullLocator())
             elif all(isinstance(x, int) for x in xs):  # epochs, steps: no 2.5
                 from matplotlib.ticker import MaxNLocator
 
@@ -295,6 +303,14 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
     else:
         charts.lay_out(fig)
     return charts.svg(fig)
+
+
+def _power_of(x, base: int) -> bool:
+    """Whether x is base**k for a whole k (k may be negative)."""
+    if not isinstance(x, int | float) or x <= 0:
+        return False
+    k = round(math.log(x, base))
+    return math.isclose(x, base**k, rel_tol=1e-9)
 
 
 def _picture_cols(images: dict) -> int:
