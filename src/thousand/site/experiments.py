@@ -258,12 +258,18 @@ def _draw(plt, e: Experiment, result: dict, title: str, lang: str) -> bytes:
             if log_x:  # True: base 2 (sizes in bytes, threads); 10: base 10
                 base = 10 if log_x == 10 else 2
                 ax.set_xscale("log", base=base)
-                if len(xs) <= 10 and not all(_power_of(x, base) for x in xs):
-                    # a few values that are not powers (lags 5, 10, 20...): a
-                    # tick at each, not at powers no point sits on
+                labels = [f"{x:,g}" for x in xs]
+                if (
+                    len(xs) <= 10
+                    and max(map(len, labels)) <= 5
+                    and not all(_power_of(x, base) for x in xs)
+                ):
+                    # a few short values that are not powers (lags 5, 10, 20...):
+                    # a tick at each, not at powers no point sits on; long ones
+                    # (parameter counts) keep the axis's own ticks, which fit
                     from matplotlib.ticker import NullLocator
 
-                    ax.set_xticks(xs, [f"{x:,g}" for x in xs])
+                    ax.set_xticks(xs, labels)
                     ax.xaxis.set_minor_locator(NullLocator())
             elif all(isinstance(x, int) for x in xs):  # epochs, steps: no 2.5
                 from matplotlib.ticker import MaxNLocator
