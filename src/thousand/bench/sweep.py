@@ -33,7 +33,6 @@ import datetime
 import hashlib
 import importlib
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -242,7 +241,7 @@ def records() -> dict[str, dict]:
     """Every recorded family's sweep: {family: {"device", "run", "rows", "summary",
     "fingerprint", "file"}}. Where two GPUs recorded a family, the site's ledger's
     GPU wins, then the newer run."""
-    site_slug = _site_slug()
+    site_slug = L.site_slug()
     found: dict[str, dict] = {}
     for path in sorted(RECORDS_DIR.glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -258,15 +257,6 @@ def records() -> dict[str, dict]:
             ):
                 found[name] = entry
     return found
-
-
-def _site_slug() -> str:
-    """The GPU whose ledger the site renders (mkdocs.yml's extra.results)."""
-    found = re.search(r"^\s+results:\s*([\w.-]+)\s*$", _MKDOCS.read_text(), re.M)
-    return found.group(1) if found else ""
-
-
-_MKDOCS = L.ROOT / "mkdocs.yml"
 
 
 def stale(entry_name: str, entry: dict) -> str | None:
