@@ -550,20 +550,6 @@ def build_ledger(
     return ledger
 
 
-def elsewhere_plan(old: dict | None, site: dict) -> dict[str, set]:
-    """What a GPU other than the site's records (see thousand.bench.ledger): what
-    the site's ledger has never recorded, less what this GPU's ledger (`old`)
-    already holds as it is now."""
-    plan: dict[str, set] = {s: set() for s in L.SECTIONS}
-    have = set()
-    if old is not None:
-        have = {(sec, n) for sec, n, _ in L.stale_subjects(old)}
-    for sec, name, problem in L.stale_subjects(site):
-        if problem.endswith(L.NEVER_RUN) and (old is None or (sec, name) in have):
-            plan[sec].add(name)
-    return plan
-
-
 def print_summary(ledger: dict) -> None:
     d = ledger["device"]
     print(
@@ -682,7 +668,7 @@ def main(argv: list[str]) -> int:
                         f"--redo records into the site's ledger ({site_path.name}); "
                         f"this GPU is {info['name']}"
                     )
-                plan = elsewhere_plan(old, L.load(site_path))
+                plan = L.elsewhere_plan(old, L.load(site_path))
                 print(
                     f"{info['name']} is not the site's GPU ({site_path.stem}): "
                     f"recording into {path.name} only what {site_path.name} has "
@@ -721,7 +707,7 @@ def main(argv: list[str]) -> int:
         if args.merge:  # every shard has run: one ledger from all of them
             junits, bench = shards.gather(args.merge, tmp / "outputs")
         else:
-            partial = old is not None or (args.stale and elsewhere)
+            partial = old is not None or elsewhere
             rc = run_pytest(tmp, rest, args.shard, plan if partial else None)
             if rc != 0:
                 print(f"\nthe GPU layer failed (pytest exit {rc}): no ledger written")

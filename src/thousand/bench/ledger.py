@@ -168,23 +168,31 @@ def site_slug() -> str:
     return found.group(1)
 
 
+def never_recorded(ledger: dict) -> set[tuple[str, str]]:
+    """(section, name) of everything the ledger has never recorded."""
+    return {(s, n) for s, n, p in stale_subjects(ledger) if p.endswith(NEVER_RUN)}
+
+
 def new_elsewhere(site: dict, others: list[dict]) -> dict[str, set]:
-    """What the site's ledger has never recorded, by section, split into what some
-    other ledger records as it is now (recorded) and what none does (waiting)."""
-    recorded: set = set()
-    for other in others:
-        missing = {(sec, name) for sec, name, _ in stale_subjects(other)}
-        recorded |= {
-            (sec, name)
-            for sec, name, problem in stale_subjects(site)
-            if problem.endswith(NEVER_RUN) and (sec, name) not in missing
-        }
-    waiting = {
-        (sec, name)
-        for sec, name, problem in stale_subjects(site)
-        if problem.endswith(NEVER_RUN) and (sec, name) not in recorded
-    }
-    return {"recorded": recorded, "waiting": waiting}
+    """What the site's ledger has never recorded, by (section, name), split into
+    what some other ledger records as it is now (recorded) and what none does
+    (waiting)."""
+    new = never_recorded(site)
+    lacking = [{(s, n) for s, n, _ in stale_subjects(o)} for o in others]
+    recorded = {x for x in new if any(x not in lacks for lacks in lacking)}
+    return {"recorded": recorded, "waiting": new - recorded}
+
+
+def elsewhere_plan(old: dict | None, site: dict) -> dict[str, set]:
+    """What a GPU other than the site's records: what the site's ledger has never
+    recorded, less what this GPU's own ledger (`old`) already holds as it is now."""
+    todo = never_recorded(site)
+    if old is not None:
+        todo &= {(s, n) for s, n, _ in stale_subjects(old)}
+    plan: dict[str, set] = {s: set() for s in SECTIONS}
+    for section, name in todo:
+        plan[section].add(name)
+    return plan
 
 
 def load(path_or_slug) -> dict:
