@@ -977,15 +977,9 @@ class Results:
         entry = self.ledger.get("experiments", {}).get(name)
         if entry is None:
             raise DirectiveError(f"{page_uri}: no recorded experiment {name!r}")
-        e, result = by_name(name), entry["result"]
-        target = f"assets/plots/{experiments.plot_name(name)}.svg"
-        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
-        table = "" if flags else experiments.table(e, result, self.lang) + "\n"
-        return (
-            f"![{e.title[self.lang]}]({rel})\n\n"
-            + table
-            + experiments.notes(e, result, self.lang)
-            + self.measured_in([entry])
+        e = by_name(name)
+        return self._drawn(e, entry["result"], flags, page_uri) + self.measured_in(
+            [entry]
         )
 
     def _sweep(self, args, page_uri):
@@ -1004,19 +998,11 @@ class Results:
         if entry is None:
             raise DirectiveError(f"{page_uri}: no recorded sweep of {name!r}")
         e, result = sweep.experiment(name), sweep.as_result(name, entry)
-        target = f"assets/plots/{experiments.plot_name(e.name)}.svg"
-        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
-        table = "" if flags else experiments.table(e, result, self.lang) + "\n"
         run = entry["run"]
         where = self.t["sweep_run"].format(
             gpu=entry["device"]["name"], date=run["date"], commit=run["commit"][:7]
         )
-        return (
-            f"![{e.title[self.lang]}]({rel})\n\n"
-            + table
-            + experiments.notes(e, result, self.lang)
-            + f"\n{where}\n"
-        )
+        return self._drawn(e, result, flags, page_uri) + f"\n{where}\n"
 
     def _gpus(self, args, page_uri):
         """`<!-- results:gpus NAME [chart] -->`: a result recorded on a machine of
@@ -1034,18 +1020,22 @@ class Results:
         if found is None:
             raise DirectiveError(f"{page_uri}: no several-GPU record of {name!r}")
         e, result, doc = found["experiment"], found["result"], found["record"]
-        target = f"assets/plots/{experiments.plot_name(name)}.svg"
-        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
-        table = "" if flags else experiments.table(e, result, self.lang) + "\n"
         d, run = doc["device"], doc["run"]
         where = self.t["gpus_run"].format(
             n=d["count"], gpu=d["name"], date=run["date"], commit=run["commit"]
         )
+        return self._drawn(e, result, flags, page_uri) + f"\n{where}\n"
+
+    def _drawn(self, e, result: dict, flags: list, page_uri: str) -> str:
+        """An experiment-shaped result as a page shows it: the chart (drawn by the
+        hook under e's plot name), the table unless `chart` was asked, the notes."""
+        target = f"assets/plots/{experiments.plot_name(e.name)}.svg"
+        rel = posixpath.relpath(target, posixpath.dirname(page_uri) or ".")
+        table = "" if flags else experiments.table(e, result, self.lang) + "\n"
         return (
             f"![{e.title[self.lang]}]({rel})\n\n"
             + table
             + experiments.notes(e, result, self.lang)
-            + f"\n{where}\n"
         )
 
     def _gpus_topology(self, args, page_uri):
@@ -1141,37 +1131,31 @@ class Results:
             families = {k["family"] for k in self.ledger["kernels"].values()}
             for family in sorted(families):
                 found[ladder_plot(family)] = self.draw_ladder(family)
+
+        def add(e, result: dict, where: str) -> None:  # titled "<title>: <where>"
+            sep = "：" if self.lang == "zh" else ": "
+            title = f"{e.title[self.lang]}{sep}{where}"
+            found[experiments.plot_name(e.name)] = experiments.draw(
+                e, result, title, self.lang
+            )
+
         device = self.ledger["device"]["name"]
         for name, entry in self.ledger.get("experiments", {}).items():
-            e = by_name(name)
-            sep = "：" if self.lang == "zh" else ": "
             date = L.run_of(self.ledger, entry)["date"]
-            title = f"{e.title[self.lang]}{sep}{device}, {date}"
-            found[experiments.plot_name(name)] = experiments.draw(
-                e, entry["result"], title, self.lang
-            )
+            add(by_name(name), entry["result"], f"{device}, {date}")
         if experiments_only:
             return found
         from thousand.bench import sweep
 
         for name, entry in sweep.records().items():
-            e = sweep.experiment(name)
-            sep = "：" if self.lang == "zh" else ": "
-            title = f"{e.title[self.lang]}{sep}{entry['device']['name']}, "
-            title += entry["run"]["date"]
-            found[experiments.plot_name(e.name)] = experiments.draw(
-                e, sweep.as_result(name, entry), title, self.lang
-            )
+            where = f"{entry['device']['name']}, {entry['run']['date']}"
+            add(sweep.experiment(name), sweep.as_result(name, entry), where)
         from thousand.distributed.record import records
 
-        for name, rec in records().items():
-            e, d = rec["experiment"], rec["record"]["device"]
-            sep = "：" if self.lang == "zh" else ": "
-            title = f"{e.title[self.lang]}{sep}{d['count']} × {d['name']}, "
-            title += rec["record"]["run"]["date"]
-            found[experiments.plot_name(name)] = experiments.draw(
-                e, rec["result"], title, self.lang
-            )
+        for rec in records().values():
+            d = rec["record"]["device"]
+            where = f"{d['count']} × {d['name']}, {rec['record']['run']['date']}"
+            add(rec["experiment"], rec["result"], where)
         return found
 
     def draw_ladder(self, family: str) -> bytes:
