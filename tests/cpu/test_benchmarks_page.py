@@ -56,12 +56,15 @@ def _rows(section: str) -> dict[str, dict[str, str]]:
     return rows
 
 
-def _of_gpu(section: str, gpu: str) -> str:
-    """A family's section, or its part for `gpu` where several GPUs recorded it
-    (one ### part per GPU)."""
+def _per_gpu(section: str) -> dict[str, str]:
+    """A family's section split into one part per GPU (its ### headings)."""
     parts = re.split(r"^### (.+)$", section, flags=re.M)
-    per_gpu = dict(zip(parts[1::2], parts[2::2], strict=True))
-    return per_gpu.get(gpu, section)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _of_gpu(section: str, gpu: str) -> str:
+    """A family's section, or its part for `gpu` where several GPUs recorded it."""
+    return _per_gpu(section).get(gpu, section)
 
 
 def _page_of(family: str, ledgers=None, lang: str = "en") -> str:
@@ -342,8 +345,7 @@ def test_two_gpus_get_two_sections_and_a_dash_for_every_missing_figure(two_gpus)
     assert "✅" in sections["Test GPU Alpha"]
 
     copy = _families(_page_of("copy", two_gpus))["copy"]
-    parts = re.split(r"^### (.+)$", copy, flags=re.M)  # one part per GPU
-    per_gpu = dict(zip(parts[1::2], parts[2::2], strict=True))
+    per_gpu = _per_gpu(copy)
     assert list(per_gpu) == ["Test GPU Alpha", "Test GPU Beta"]
     alpha, beta = (_rows(per_gpu[n]) for n in per_gpu)
     assert alpha["copy_v1"]["% of theoretical"] == "75.0%"  # 1500 of 2000
