@@ -87,3 +87,14 @@ def test_without_a_gpu_it_says_so(capsys, monkeypatch):
     monkeypatch.setattr(cuda, "gpu_status", lambda: (False, "no NVIDIA driver"))
     assert S.main(["--family", "gelu"]) == 2
     assert "times GPUs: no NVIDIA driver" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("call", [S.fingerprint, S.experiment])
+def test_an_unknown_family_is_named(call):
+    with pytest.raises(ValueError, match="no sweep of 'nope'; there are: adamw, conv"):
+        call("nope")
+
+
+def test_an_entry_without_rows_is_refused():
+    with pytest.raises(ValueError, match="a record entry has a list of rows"):
+        S.as_result("softmax", {"rows": None})

@@ -215,9 +215,19 @@ RECORDS_DIR = L.RESULTS_DIR / "sweeps"
 SCHEMA = 1
 
 
+def known(name) -> str:
+    """`name` if a sweep of it exists; else a ValueError naming those that do."""
+    if name not in SWEEPS:
+        raise ValueError(
+            f"no sweep of {name!r}; there are: {', '.join(sorted(SWEEPS))}"
+        )
+    return name
+
+
 def fingerprint(name: str) -> str:
     """What a family's sweep depends on: its code (the ledger's fingerprint of the
     family) and the shapes it is swept over."""
+    known(name)
     shapes = json.dumps([list(s) for s in SWEEPS[name]])
     return hashlib.sha256(f"{L.family_fingerprint(name)}|{shapes}".encode()).hexdigest()
 
@@ -301,6 +311,7 @@ def experiment(name: str):
     it does every experiment (bars of the ratio to PyTorch, one row a shape)."""
     from thousand.experiments import Experiment, Note
 
+    known(name)
     return Experiment(
         name=f"sweep-{name.replace('_', '-')}",
         title={
@@ -333,6 +344,11 @@ def experiment(name: str):
 
 def as_result(name: str, entry: dict) -> dict:
     """The recorded rows as an experiment's result (see thousand.experiments)."""
+    known(name)
+    if not isinstance(entry, dict) or not isinstance(entry.get("rows"), list):
+        raise ValueError(
+            f"sweep {name}: a record entry has a list of rows, got {entry!r:.80}"
+        )
     rows = [r for r in entry["rows"] if "ratio" in r]
     if not rows:
         raise ValueError(f"sweep {name}: no shape was timed against PyTorch")
