@@ -732,10 +732,13 @@ def main(argv: list[str]) -> int:
         if old is not None:
             command += " --stale" + "".join(f" --redo {r}" for r in args.redo)
             command += f" --part {args.part}" if args.part else ""
-        ledger = build_ledger(
-            bench, checks, tmp / "outputs", ok, command=command, old=old, plan=plan
-        )
-    path = L.write(ledger)
+        with L.merging(L.RESULTS_DIR / f"{L.slug(info['name'])}.json"):
+            if args.part:  # other parts may have finished since this one started
+                old = L.load(path) if path.exists() else None
+            ledger = build_ledger(
+                bench, checks, tmp / "outputs", ok, command=command, old=old, plan=plan
+            )
+            path = L.write(ledger)
     print_summary(ledger)
     print(
         f"\nwrote {path.relative_to(L.ROOT)}, docs/assets/outputs/"

@@ -25,9 +25,12 @@ entry whose bytes still match, so that it is provably the run of this very code.
 from __future__ import annotations
 
 import ast
+import fcntl
 import hashlib
 import json
 import re
+import tempfile
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -226,6 +229,20 @@ def upgrade(ledger: dict) -> dict:
 def run_of(ledger: dict, entry: dict) -> dict:
     """The run that measured `entry` (a kernel, snippet, experiment or notebook)."""
     return ledger["runs"][entry.get("run", 0)]
+
+
+@contextmanager
+def merging(path: Path):
+    """Hold the one writer's lock of the ledger at `path` (a file beside it in the
+    system's temporary folder), so that parts of a stale run finishing at once on
+    several GPUs of one machine each merge into the ledger as the last one left it."""
+    lock = Path(tempfile.gettempdir()) / f"thousand-ledger-{path.stem}.lock"
+    with lock.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def write(ledger: dict) -> Path:
