@@ -257,6 +257,9 @@ def test_without_a_gpu_the_run_says_so_at_once():
         (["--stale", "--part", "0/2"], "K must be between 1 and N"),
         (["--shard", "3/2"], "K must be between 1 and N"),
         (["--merge", "0"], "at least 1"),
+        (["--gpus", "2"], "--gpus, --split and --until go with --stale"),
+        (["--stale", "--split", "4"], "--split and --until go with --gpus"),
+        (["--stale", "--gpus", "2", "--part", "1/2"], "takes no --part"),
     ],
 )
 def test_bad_options_are_refused(args, message):

@@ -614,6 +614,26 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         "own (with the copy kernel), for machines that cannot run it all at once",
     )
     parser.add_argument(
+        "--gpus",
+        type=int,
+        metavar="G",
+        help="with --stale: run its parts at once, one per GPU, on G GPUs of this "
+        "machine (all of one model), each part merged into the ledger as it ends",
+    )
+    parser.add_argument(
+        "--split",
+        type=int,
+        metavar="N",
+        help="with --gpus: cut the stale plan into N parts (default 2G)",
+    )
+    parser.add_argument(
+        "--until",
+        type=float,
+        metavar="S",
+        help="with --gpus: start no part after S seconds (a part that does not run "
+        "stays stale for the next command)",
+    )
+    parser.add_argument(
         "--no-sweeps",
         action="store_true",
         help="leave out the shape sweeps that end a run (run them apart with "
@@ -634,6 +654,12 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                 shards.parse(spec, option)
             except ValueError as e:
                 parser.error(str(e))
+    if (args.gpus is not None or args.split or args.until) and not args.stale:
+        parser.error("--gpus, --split and --until go with --stale")
+    if (args.split or args.until) and args.gpus is None:
+        parser.error("--split and --until go with --gpus")
+    if args.gpus is not None and args.part:
+        parser.error("--gpus runs every part itself: it takes no --part")
     if args.merge is not None and args.merge < 1:
         parser.error("--merge N wants the number of shards, at least 1")
     return args, rest
@@ -653,6 +679,8 @@ def main(argv: list[str]) -> int:
         return 2
     info = device_info()
     print(f"GPU run on {info['name']}", flush=True)
+    if args.gpus is not None:
+        return _parts_at_once(args, rest)
     started = time.perf_counter()
     old = plan = None
     elsewhere = False
@@ -686,6 +714,8 @@ def main(argv: list[str]) -> int:
 
             # sweeps have records too
             return 0 if args.no_sweeps else sweep.main(["--record", "--stale"])
+        for line in _leave_for_tools(plan):
+            print(line, flush=True)
         if (old is not None or elsewhere) and args.part:
             # Each part is a run of its own, merged like any stale-only run: a
             # name's part is fixed (a hash), so what a part redid stays done.
@@ -773,10 +803,78 @@ def main(argv: list[str]) -> int:
     stale = L.stale_entries(ledger)
     if args.stale and elsewhere:  # this ledger holds only what it was given
         stale = L.new_and_stale(ledger)[1]
-    if stale:
+    if stale and args.part:  # the other parts, or what waits for a tool
+        print("still stale after this part:", *stale, sep="\n  ")
+    elif stale:
         print("but the ledger is not complete:", *stale, sep="\n  ")
         return 1
     return swept
+
+
+# What a stale run leaves stale on a machine without the tool it needs (a module to
+# import, what it is, and what needs it), so that the rest is recorded and a later
+# run with the tool records these: the GPU machine's 64 MiB of carried packages
+# hold cuTile's compilers or the notebooks' kernel, not both.
+TOOLS = {
+    "cuda.tile": (
+        "cuTile Python (pip install 'cuda-tile[tileiras]')",
+        {
+            "experiments": {"b14-cutile", "b14-cutile-ops"},
+            "snippets": {"b14_cutile.py"},
+        },
+    ),
+    "nbclient": ("nbclient, to run the notebook pages", {"notebooks": None}),
+    "ipykernel": ("ipykernel, to run the notebook pages", {"notebooks": None}),
+}
+
+
+def _leave_for_tools(plan: dict) -> list[str]:
+    """Take out of `plan` what needs a tool this machine lacks; one line for each."""
+    import importlib.util
+
+    lines = []
+    for module, (what, needs) in TOOLS.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # its parent package is missing
+            found = False
+        if found:
+            continue
+        for section, names in needs.items():
+            gone = plan[section] if names is None else plan[section] & names
+            if gone:
+                plan[section] = plan[section] - gone
+                names = ", ".join(sorted(gone))
+                lines.append(f"left stale for want of {what}: {names}")
+    return lines
+
+
+def _parts_at_once(args, rest: list[str]) -> int:
+    """--stale --gpus G: parts 1..N on G GPUs at once (thousand.bench.parallel)."""
+    from thousand.bench import parallel, sweep
+
+    try:
+        gpus, n = parallel.check(args.gpus, args.split, args.until)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    extra = [*(a for r in args.redo for a in ("--redo", r)), *rest]
+    print(f"{n} parts on {gpus} GPUs", flush=True)
+    rc = parallel.run(gpus, n, args.until, extra)
+    swept = 0 if args.no_sweeps else sweep.main(["--record", "--stale"])
+    path = L.RESULTS_DIR / f"{L.slug(device_info()['name'])}.json"
+    if not path.exists():
+        print(f"no part recorded: {path.relative_to(L.ROOT)} was not written")
+        return 1
+    ledger = L.load(path)
+    if path.stem == L.site_slug():
+        stale = L.stale_entries(ledger)
+    else:  # another GPU's ledger holds only what the site's never recorded
+        stale = L.new_and_stale(ledger)[1]
+    if stale:
+        print("the ledger is not complete yet:", *stale, sep="\n  ")
+        return 1
+    return rc or swept
 
 
 if __name__ == "__main__":
