@@ -260,6 +260,8 @@ def test_without_a_gpu_the_run_says_so_at_once():
         (["--gpus", "2"], "--gpus, --split and --until go with --stale"),
         (["--stale", "--split", "4"], "--split and --until go with --gpus"),
         (["--stale", "--gpus", "2", "--part", "1/2"], "takes no --part"),
+        (["--all-kernels"], "--all-kernels goes with --stale"),
+        (["--stale", "--all-kernels", "--part", "1/2"], "in one run: no --gpus"),
     ],
 )
 def test_bad_options_are_refused(args, message):

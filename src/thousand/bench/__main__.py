@@ -614,6 +614,13 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         "own (with the copy kernel), for machines that cannot run it all at once",
     )
     parser.add_argument(
+        "--all-kernels",
+        action="store_true",
+        help="with --stale: also re-time every kernel family with the copy kernel in "
+        "this one run, so that every '%% of copy' shares one yardstick (snippets "
+        "and experiments are redone only if stale)",
+    )
+    parser.add_argument(
         "--gpus",
         type=int,
         metavar="G",
@@ -658,6 +665,10 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         parser.error("--gpus, --split and --until go with --stale")
     if (args.split or args.until) and args.gpus is None:
         parser.error("--split and --until go with --gpus")
+    if args.all_kernels and not args.stale:
+        parser.error("--all-kernels goes with --stale")
+    if args.all_kernels and (args.gpus is not None or args.part):
+        parser.error("--all-kernels times every family in one run: no --gpus or --part")
     if args.gpus is not None and args.part:
         parser.error("--gpus runs every part itself: it takes no --part")
     if args.merge is not None and args.merge < 1:
@@ -691,9 +702,10 @@ def main(argv: list[str]) -> int:
         elsewhere = path != site_path and site_path.exists()
         try:
             if elsewhere:  # not the site's GPU: only what the site's ledger lacks
-                if args.redo:
+                if args.redo or args.all_kernels:
                     raise ValueError(
-                        f"--redo records into the site's ledger ({site_path.name}); "
+                        f"--redo and --all-kernels record into the site's ledger "
+                        f"({site_path.name}); "
                         f"this GPU is {info['name']}"
                     )
                 plan = L.elsewhere_plan(old, L.load(site_path))
@@ -705,6 +717,8 @@ def main(argv: list[str]) -> int:
                 )
             else:
                 plan = L.redo_plan(old, set(args.redo))
+                if args.all_kernels:  # one run, one copy figure for every ratio
+                    plan["kernels"] |= {f.name for f in all_families()}
         except ValueError as e:
             print(e, file=sys.stderr)
             return 2
