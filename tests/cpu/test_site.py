@@ -184,6 +184,31 @@ def test_the_search_mend_changes_one_bound_and_refuses_a_worker_it_does_not_know
         search.mend("for(let j=0;j<q.length;j++)")
 
 
+def test_the_anchor_mend_decodes_the_hash_once_and_refuses_a_bundle_it_does_not_know():
+    """Material's bundle looked a section up by the raw, percent-encoded hash (every
+    Chinese heading's): the shipped bundle decodes it (thousand.site.anchors)."""
+    from thousand.site import anchors
+
+    source = "x();function vn(){return location.hash.slice(1)}y();"
+    mended = anchors.mend(source)
+    assert "location.hash.slice(1)}" not in mended and "decodeURIComponent" in mended
+    assert mended.startswith("x();function vn(){") and mended.endswith("}y();")
+    assert anchors.mend(mended) == mended
+    for other in ("no such function", source + source):
+        with pytest.raises(anchors.AnchorPatchError, match="anchors.py"):
+            anchors.mend(other)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_shipped_bundle_decodes_the_hash(site, lang):
+    from thousand.site import anchors
+
+    root = site if lang == "zh" else site / "en"
+    (bundle,) = (root / "assets/javascripts").glob("bundle.*.min.js")
+    text = bundle.read_text()
+    assert not anchors.RAW.search(text) and "decodeURIComponent(h)" in text
+
+
 def test_search_reads_code_as_text_and_indexes_the_same():
     """The search index gets a page's code blocks without their highlighting tags:
     Material's parser must find the same sections, text and code."""
