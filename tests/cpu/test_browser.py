@@ -615,6 +615,56 @@ def test_a_post_table_of_contents_on_a_phone_and_on_a_desktop(
         context.close()
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_post_table_of_contents_in_the_drawer_from_anywhere(
+    base_url, chromium, screenshot_dir, lang
+):
+    """Far down a post on a phone, the header's menu opens the drawer on the blog's
+    section with "On this page" first; it opens the post's sections, a tap goes to
+    one and closes the drawer (Chinese anchors too: Material looked the section up
+    by its percent-encoded id and left the drawer open). At 1280 px the entry is
+    out of sight: the drawer is not used there and the sidebar shows the sections."""
+    from playwright.sync_api import expect  # importable: the chromium fixture needed it
+
+    url = base_url + LANGS[lang] + "blog/memory-hierarchy/"
+    context, page = _open(chromium, width=PHONE)
+    try:
+        _load(page, url)
+        page.mouse.wheel(0, 8000)
+        page.wait_for_timeout(300)
+        page.click('.md-header label[for="__drawer"]')
+        entry = page.locator('.md-nav--primary .md-nav__link[for="__toc"]')
+        expect(entry).to_be_visible()
+        entry.click()
+        links = page.locator(".md-nav--primary .md-nav--secondary a")
+        expect(links.nth(3)).to_be_visible()
+        # the sections' panel has slid in: the link lies inside the screen
+        links.nth(3).evaluate(
+            """a => new Promise(done => { const look = () => {
+                 const r = a.getBoundingClientRect();
+                 r.left >= 0 && r.right <= innerWidth ? done() : setTimeout(look, 50);
+               }; look(); })"""
+        )
+        page.screenshot(path=str(screenshot_dir / f"drawer-toc-{lang}-390.png"))
+        target = links.nth(3).get_attribute("href")
+        links.nth(3).click()
+        page.wait_for_timeout(500)
+        assert unquote(page.evaluate("location.hash")) == target
+        assert not page.evaluate("document.getElementById('__drawer').checked")
+        top = page.locator(target).evaluate("e => e.getBoundingClientRect().top")
+        assert 0 <= top < 200, top
+        assert not page.problems, page.problems
+    finally:
+        context.close()
+    context, page = _open(chromium, width=1280)
+    try:
+        _load(page, url)
+        assert not page.locator('.md-nav__link[for="__toc"]').is_visible()
+        assert page.locator(".md-sidebar--secondary").is_visible()
+    finally:
+        context.close()
+
+
 def test_the_root_404_page_speaks_english_under_en(base_url, page):
     """GitHub Pages serves the root 404.html for every missing address: under /en/
     it shows its English text, elsewhere its Chinese."""

@@ -292,12 +292,13 @@ def test_plain_text_of_tex():
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_post_lists_its_sections_at_the_top_for_narrow_screens(site, lang):
     """A post is in no nav, so below 76.25em (the sidebar hidden) Material's drawer
-    has no table of contents for it: each post carries its own "On this page"
-    block under the title, listing the sidebar's sections and subsections."""
+    has no table of contents of its own for it: each post carries an "On this page"
+    block under the title, listing the sidebar's sections and subsections (and the
+    drawer a copy of the sidebar's: the next test)."""
     root = site if lang == "zh" else site / "en"
     for post in sorted((DOCS[lang] / "blog" / "posts").glob("*.md")):
         html = (root / "blog" / post.stem / "index.html").read_text()
-        block = re.search(r'<details class="tp-toc">(.*?)</details>', html, re.S)
+        block = re.search(r'<details class="tp-toc"[^>]*>(.*?)</details>', html, re.S)
         assert block, post.stem
         assert html.index('class="tp-point"') < block.start() < html.index("<h2"), (
             post.stem
@@ -309,6 +310,31 @@ def test_every_post_lists_its_sections_at_the_top_for_narrow_screens(site, lang)
         assert ours and set(ours) <= set(sidebar), post.stem
         h2 = re.findall(r'<h2 id="([^"]+)"', html)
         assert set(h2) <= set(ours), post.stem
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_post_carries_its_table_of_contents_in_the_drawer(site, lang):
+    """The drawer (the header's menu, in reach wherever the reader has scrolled)
+    opens on the blog's section: its first entry is the post's own table of
+    contents, the sidebar's every link, as Material writes it for a page in the
+    nav (a __toc toggle and its label); the entry's link leads to the block."""
+    root = site if lang == "zh" else site / "en"
+    for post in sorted((DOCS[lang] / "blog" / "posts").glob("*.md")):
+        html = (root / "blog" / post.stem / "index.html").read_text()
+        primary = html.index('<nav class="md-nav md-nav--primary')
+        entry = html.find('<li class="md-nav__item md-nav__item--active tp-toc-drawer')
+        sidebar = html.index('<div class="md-sidebar md-sidebar--secondary"')
+        assert primary < entry < sidebar, post.stem
+        assert html.count('id="__toc"') == 1, post.stem
+        # the entry sits first in the open section's list
+        before = html[:entry].rstrip()
+        assert before.endswith('<ul class="md-nav__list" data-md-scrollfix>'), post.stem
+        link = re.compile(r'<a href="#([^"]+)" class="md-nav__link"')
+        drawer, side = link.findall(html[entry:sidebar]), link.findall(html[sidebar:])
+        assert drawer and drawer == side, post.stem
+        assert 'for="__toc"' in html[entry : entry + 400], post.stem
+        assert 'href="#tp-toc"' in html[entry : entry + 600], post.stem
+        assert '<details class="tp-toc" id="tp-toc">' in html, post.stem
 
 
 def test_english_search_finds_the_post(site):
