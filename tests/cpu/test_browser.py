@@ -12,6 +12,8 @@ Without Chromium or Playwright this module skips with the reason; with CI=true i
 fails instead, so CI cannot pass without having looked.
 """
 
+import base64
+import math
 import os
 import urllib.error
 import urllib.request
@@ -661,6 +663,63 @@ def test_a_post_table_of_contents_in_the_drawer_from_anywhere(
         _load(page, url)
         assert not page.locator('.md-nav__link[for="__toc"]').is_visible()
         assert page.locator(".md-sidebar--secondary").is_visible()
+    finally:
+        context.close()
+
+
+# The pixels of a PNG as the browser decodes them (no image library needed).
+PIXELS = """async src => {
+  const img = new Image();
+  img.src = src;
+  await img.decode();
+  const c = document.createElement('canvas');
+  [c.width, c.height] = [img.width, img.height];
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  return [img.width, Array.from(g.getImageData(0, 0, img.width, img.height).data)];
+}"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("width", [1280, PHONE])
+def test_the_logo_stands_out_from_the_indigo_header(base_url, chromium, lang, width):
+    """The logo is an indigo disc: on the indigo header (1280 px) and the drawer's
+    indigo title (a phone) its edge vanished. Just outside the disc, all round,
+    the pixels are light against the header's indigo."""
+    context, page = _open(chromium, width=width)
+    try:
+        _load(page, base_url + LANGS[lang])
+        if width == PHONE:
+            page.click('.md-header label[for="__drawer"]')
+            page.wait_for_timeout(400)
+            logo = page.locator(".md-nav--primary > .md-nav__title .md-logo img")
+        else:
+            logo = page.locator(".md-header .md-logo img")
+        box = logo.bounding_box()
+        pad = 4
+        clip = {
+            "x": box["x"] - pad,
+            "y": box["y"] - pad,
+            "width": box["width"] + 2 * pad,
+            "height": box["height"] + 2 * pad,
+        }
+        png = base64.b64encode(page.screenshot(clip=clip)).decode()
+        w, rgba = page.evaluate(PIXELS, "data:image/png;base64," + png)
+
+        def luminance(x: float, y: float) -> float:
+            i = 4 * (int(y) * w + int(x))
+            r, g, b = rgba[i : i + 3]
+            return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+        header = luminance(0, 0)  # a corner: the header
+        r = box["width"] / 2 + 1  # one pixel outside the disc
+        c = pad + box["width"] / 2
+        edge = [
+            luminance(c + r * math.cos(a), c + r * math.sin(a))
+            for a in (2 * math.pi * k / 24 for k in range(24))
+        ]
+        assert header < 0.35, header  # indigo
+        assert min(edge) > header + 0.4, (header, sorted(edge)[:4])
     finally:
         context.close()
 

@@ -136,6 +136,34 @@ def test_tables_of_contents_show_no_tex(site):
     assert not bad, "\n".join(bad[:20])
 
 
+_UNTYPESET = re.compile(
+    r"<(pre|code|script|style|svg|mjx-container|textarea)\b.*?</\1>", re.S
+)
+
+
+def _math_left_as_tex(html: str) -> list[str]:
+    """Math delimiters in a page's article text, outside code and typeset math: TeX
+    that no formula took in (`$= $` with a space inside is no formula)."""
+    article = re.search(r"<article\b.*?</article>", html, re.S)
+    if article is None:
+        return []
+    text = unescape(re.sub(r"<[^>]+>", "", _UNTYPESET.sub("", article.group(0))))
+    return [m.group(0) for m in re.finditer(r".{0,20}(\$|\\[(\[]).{0,20}", text)]
+
+
+def test_no_page_shows_tex_that_was_not_typeset(site):
+    """memory-hierarchy wrote `out` $= $ `in`$^T$: the first pair was no formula
+    and showed its dollars. No page's text shows a $, \\( or \\[ outside code."""
+    old = "<article><p><code>out</code> $= $ <code>in</code>T</p></article>"
+    assert _math_left_as_tex(old) == [" $= $ T"]  # the check sees it
+    found = {
+        str(page.relative_to(site)): left
+        for page in sorted(site.rglob("*.html"))
+        if (left := _math_left_as_tex(page.read_text()))
+    }
+    assert not found, found
+
+
 def test_plain_math_reads_tex_as_text():
     from thousand.site.hooks import plain_math
 
