@@ -647,6 +647,7 @@ def test_a_post_table_of_contents_in_the_drawer_from_anywhere(
                  r.left >= 0 && r.right <= innerWidth ? done() : setTimeout(look, 50);
                }; look(); })"""
         )
+        page.wait_for_timeout(300)  # the slide's end, for the screenshot
         page.screenshot(path=str(screenshot_dir / f"drawer-toc-{lang}-390.png"))
         target = links.nth(3).get_attribute("href")
         links.nth(3).click()
