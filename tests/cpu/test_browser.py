@@ -12,6 +12,8 @@ Without Chromium or Playwright this module skips with the reason; with CI=true i
 fails instead, so CI cannot pass without having looked.
 """
 
+import base64
+import math
 import os
 import urllib.error
 import urllib.request
@@ -611,6 +613,114 @@ def test_a_post_table_of_contents_on_a_phone_and_on_a_desktop(
         _load(page, url)
         assert not page.locator("details.tp-toc").is_visible()
         assert page.locator(".md-sidebar--secondary").is_visible()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_post_table_of_contents_in_the_drawer_from_anywhere(
+    base_url, chromium, screenshot_dir, lang
+):
+    """Far down a post on a phone, the header's menu opens the drawer on the blog's
+    section with "On this page" first; it opens the post's sections, a tap goes to
+    one and closes the drawer (Chinese anchors too: Material looked the section up
+    by its percent-encoded id and left the drawer open). At 1280 px the entry is
+    out of sight: the drawer is not used there and the sidebar shows the sections."""
+    from playwright.sync_api import expect  # importable: the chromium fixture needed it
+
+    url = base_url + LANGS[lang] + "blog/memory-hierarchy/"
+    context, page = _open(chromium, width=PHONE)
+    try:
+        _load(page, url)
+        page.mouse.wheel(0, 8000)
+        page.wait_for_timeout(300)
+        page.click('.md-header label[for="__drawer"]')
+        entry = page.locator('.md-nav--primary .md-nav__link[for="__toc"]')
+        expect(entry).to_be_visible()
+        entry.click()
+        links = page.locator(".md-nav--primary .md-nav--secondary a")
+        expect(links.nth(3)).to_be_visible()
+        # the sections' panel has slid in: the link lies inside the screen
+        links.nth(3).evaluate(
+            """a => new Promise(done => { const look = () => {
+                 const r = a.getBoundingClientRect();
+                 r.left >= 0 && r.right <= innerWidth ? done() : setTimeout(look, 50);
+               }; look(); })"""
+        )
+        page.wait_for_timeout(300)  # the slide's end, for the screenshot
+        page.screenshot(path=str(screenshot_dir / f"drawer-toc-{lang}-390.png"))
+        target = links.nth(3).get_attribute("href")
+        links.nth(3).click()
+        page.wait_for_timeout(500)
+        assert unquote(page.evaluate("location.hash")) == target
+        assert not page.evaluate("document.getElementById('__drawer').checked")
+        top = page.locator(target).evaluate("e => e.getBoundingClientRect().top")
+        assert 0 <= top < 200, top
+        assert not page.problems, page.problems
+    finally:
+        context.close()
+    context, page = _open(chromium, width=1280)
+    try:
+        _load(page, url)
+        assert not page.locator('.md-nav__link[for="__toc"]').is_visible()
+        assert page.locator(".md-sidebar--secondary").is_visible()
+    finally:
+        context.close()
+
+
+# The pixels of a PNG as the browser decodes them (no image library needed).
+PIXELS = """async src => {
+  const img = new Image();
+  img.src = src;
+  await img.decode();
+  const c = document.createElement('canvas');
+  [c.width, c.height] = [img.width, img.height];
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  return [img.width, Array.from(g.getImageData(0, 0, img.width, img.height).data)];
+}"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("width", [1280, PHONE])
+def test_the_logo_stands_out_from_the_indigo_header(base_url, chromium, lang, width):
+    """The logo is an indigo disc: on the indigo header (1280 px) and the drawer's
+    indigo title (a phone) its edge vanished. Just outside the disc, all round,
+    the pixels are light against the header's indigo."""
+    context, page = _open(chromium, width=width)
+    try:
+        _load(page, base_url + LANGS[lang])
+        if width == PHONE:
+            page.click('.md-header label[for="__drawer"]')
+            page.wait_for_timeout(400)
+            logo = page.locator(".md-nav--primary > .md-nav__title .md-logo img")
+        else:
+            logo = page.locator(".md-header .md-logo img")
+        box = logo.bounding_box()
+        pad = 4
+        clip = {
+            "x": box["x"] - pad,
+            "y": box["y"] - pad,
+            "width": box["width"] + 2 * pad,
+            "height": box["height"] + 2 * pad,
+        }
+        png = base64.b64encode(page.screenshot(clip=clip)).decode()
+        w, rgba = page.evaluate(PIXELS, "data:image/png;base64," + png)
+
+        def luminance(x: float, y: float) -> float:
+            i = 4 * (int(y) * w + int(x))
+            r, g, b = rgba[i : i + 3]
+            return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+        header = luminance(0, 0)  # a corner: the header
+        r = box["width"] / 2 + 1  # one pixel outside the disc
+        c = pad + box["width"] / 2
+        edge = [
+            luminance(c + r * math.cos(a), c + r * math.sin(a))
+            for a in (2 * math.pi * k / 24 for k in range(24))
+        ]
+        assert header < 0.35, header  # indigo
+        assert min(edge) > header + 0.4, (header, sorted(edge)[:4])
     finally:
         context.close()
 

@@ -136,6 +136,34 @@ def test_tables_of_contents_show_no_tex(site):
     assert not bad, "\n".join(bad[:20])
 
 
+_UNTYPESET = re.compile(
+    r"<(pre|code|script|style|svg|mjx-container|textarea)\b.*?</\1>", re.S
+)
+
+
+def _math_left_as_tex(html: str) -> list[str]:
+    """Math delimiters in a page's article text, outside code and typeset math: TeX
+    that no formula took in (`$= $` with a space inside is no formula)."""
+    article = re.search(r"<article\b.*?</article>", html, re.S)
+    if article is None:
+        return []
+    text = unescape(re.sub(r"<[^>]+>", "", _UNTYPESET.sub("", article.group(0))))
+    return [m.group(0) for m in re.finditer(r".{0,20}(\$|\\[(\[]).{0,20}", text)]
+
+
+def test_no_page_shows_tex_that_was_not_typeset(site):
+    """memory-hierarchy wrote `out` $= $ `in`$^T$: the first pair was no formula
+    and showed its dollars. No page's text shows a $, \\( or \\[ outside code."""
+    old = "<article><p><code>out</code> $= $ <code>in</code>T</p></article>"
+    assert _math_left_as_tex(old) == [" $= $ T"]  # the check sees it
+    found = {
+        str(page.relative_to(site)): left
+        for page in sorted(site.rglob("*.html"))
+        if (left := _math_left_as_tex(page.read_text()))
+    }
+    assert not found, found
+
+
 def test_plain_math_reads_tex_as_text():
     from thousand.site.hooks import plain_math
 
@@ -182,6 +210,31 @@ def test_the_search_mend_changes_one_bound_and_refuses_a_worker_it_does_not_know
     assert search.mend(mended) == mended
     with pytest.raises(search.SearchPatchError, match="0 copies"):
         search.mend("for(let j=0;j<q.length;j++)")
+
+
+def test_the_anchor_mend_decodes_the_hash_once_and_refuses_a_bundle_it_does_not_know():
+    """Material's bundle looked a section up by the raw, percent-encoded hash (every
+    Chinese heading's): the shipped bundle decodes it (thousand.site.anchors)."""
+    from thousand.site import anchors
+
+    source = "x();function vn(){return location.hash.slice(1)}y();"
+    mended = anchors.mend(source)
+    assert "location.hash.slice(1)}" not in mended and "decodeURIComponent" in mended
+    assert mended.startswith("x();function vn(){") and mended.endswith("}y();")
+    assert anchors.mend(mended) == mended
+    for other in ("no such function", source + source):
+        with pytest.raises(anchors.AnchorPatchError, match="anchors.py"):
+            anchors.mend(other)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_shipped_bundle_decodes_the_hash(site, lang):
+    from thousand.site import anchors
+
+    root = site if lang == "zh" else site / "en"
+    (bundle,) = (root / "assets/javascripts").glob("bundle.*.min.js")
+    text = bundle.read_text()
+    assert not anchors.RAW.search(text) and "decodeURIComponent(h)" in text
 
 
 def test_search_reads_code_as_text_and_indexes_the_same():
@@ -267,12 +320,13 @@ def test_plain_text_of_tex():
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_post_lists_its_sections_at_the_top_for_narrow_screens(site, lang):
     """A post is in no nav, so below 76.25em (the sidebar hidden) Material's drawer
-    has no table of contents for it: each post carries its own "On this page"
-    block under the title, listing the sidebar's sections and subsections."""
+    has no table of contents of its own for it: each post carries an "On this page"
+    block under the title, listing the sidebar's sections and subsections (and the
+    drawer a copy of the sidebar's: the next test)."""
     root = site if lang == "zh" else site / "en"
     for post in sorted((DOCS[lang] / "blog" / "posts").glob("*.md")):
         html = (root / "blog" / post.stem / "index.html").read_text()
-        block = re.search(r'<details class="tp-toc">(.*?)</details>', html, re.S)
+        block = re.search(r'<details class="tp-toc"[^>]*>(.*?)</details>', html, re.S)
         assert block, post.stem
         assert html.index('class="tp-point"') < block.start() < html.index("<h2"), (
             post.stem
@@ -284,6 +338,31 @@ def test_every_post_lists_its_sections_at_the_top_for_narrow_screens(site, lang)
         assert ours and set(ours) <= set(sidebar), post.stem
         h2 = re.findall(r'<h2 id="([^"]+)"', html)
         assert set(h2) <= set(ours), post.stem
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_post_carries_its_table_of_contents_in_the_drawer(site, lang):
+    """The drawer (the header's menu, in reach wherever the reader has scrolled)
+    opens on the blog's section: its first entry is the post's own table of
+    contents, the sidebar's every link, as Material writes it for a page in the
+    nav (a __toc toggle and its label); the entry's link leads to the block."""
+    root = site if lang == "zh" else site / "en"
+    for post in sorted((DOCS[lang] / "blog" / "posts").glob("*.md")):
+        html = (root / "blog" / post.stem / "index.html").read_text()
+        primary = html.index('<nav class="md-nav md-nav--primary')
+        entry = html.find('<li class="md-nav__item md-nav__item--active tp-toc-drawer')
+        sidebar = html.index('<div class="md-sidebar md-sidebar--secondary"')
+        assert primary < entry < sidebar, post.stem
+        assert html.count('id="__toc"') == 1, post.stem
+        # the entry sits first in the open section's list
+        before = html[:entry].rstrip()
+        assert before.endswith('<ul class="md-nav__list" data-md-scrollfix>'), post.stem
+        link = re.compile(r'<a href="#([^"]+)" class="md-nav__link"')
+        drawer, side = link.findall(html[entry:sidebar]), link.findall(html[sidebar:])
+        assert drawer and drawer == side, post.stem
+        assert 'for="__toc"' in html[entry : entry + 400], post.stem
+        assert 'href="#tp-toc"' in html[entry : entry + 600], post.stem
+        assert '<details class="tp-toc" id="tp-toc">' in html, post.stem
 
 
 def test_english_search_finds_the_post(site):

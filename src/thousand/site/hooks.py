@@ -17,6 +17,7 @@ from thousand.bench import ledger as L
 from thousand.site import (
     access,
     alternates,
+    anchors,
     benchmarks,
     charts,
     descriptions,
@@ -353,5 +354,12 @@ def on_post_build(config):
     try:
         search.mend_site(Path(config.site_dir))
         alternates.mend_site(Path(config.site_dir))
-    except (search.SearchPatchError, alternates.BundlePatchError) as e:
+        # a section's percent-encoded id (every Chinese heading) found, so the
+        # phone's drawer closes on a tap at a section (thousand.site.anchors)
+        anchors.mend_site(Path(config.site_dir))
+    except (
+        search.SearchPatchError,
+        alternates.BundlePatchError,
+        anchors.AnchorPatchError,
+    ) as e:
         raise PluginError(str(e)) from e
