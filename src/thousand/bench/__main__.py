@@ -696,9 +696,9 @@ def main(argv: list[str]) -> int:
     old = plan = None
     elsewhere = False
     if args.stale:
-        path = L.RESULTS_DIR / f"{L.slug(info['name'])}.json"
+        path = L.ledger_path(L.slug(info["name"]))
         old = L.load(path) if path.exists() else None
-        site_path = L.RESULTS_DIR / f"{L.site_slug()}.json"
+        site_path = L.ledger_path(L.site_slug())
         elsewhere = path != site_path and site_path.exists()
         try:
             if elsewhere:  # not the site's GPU: only what the site's ledger lacks
@@ -776,7 +776,7 @@ def main(argv: list[str]) -> int:
         if old is not None:
             command += " --stale" + "".join(f" --redo {r}" for r in args.redo)
             command += f" --part {args.part}" if args.part else ""
-        with L.merging(L.RESULTS_DIR / f"{L.slug(info['name'])}.json"):
+        with L.merging(L.ledger_path(L.slug(info["name"]))):
             if args.part:  # other parts may have finished since this one started
                 old = L.load(path) if path.exists() else None
             ledger = build_ledger(
@@ -814,9 +814,7 @@ def main(argv: list[str]) -> int:
     if not args.no_sweeps:
         print("\nshape sweeps against PyTorch:", flush=True)
         swept = sweep.main(["--record", "--stale"])
-    stale = L.stale_entries(ledger)
-    if args.stale and elsewhere:  # this ledger holds only what it was given
-        stale = L.new_and_stale(ledger)[1]
+    stale = L.left_to_record(ledger, args.stale and elsewhere)
     if stale and args.part:  # the other parts, or what waits for a tool
         print("still stale after this part:", *stale, sep="\n  ")
     elif stale:
@@ -858,8 +856,8 @@ def _leave_for_tools(plan: dict) -> list[str]:
             gone = plan[section] if names is None else plan[section] & names
             if gone:
                 plan[section] = plan[section] - gone
-                names = ", ".join(sorted(gone))
-                lines.append(f"left stale for want of {what}: {names}")
+                listed = ", ".join(sorted(gone))
+                lines.append(f"left stale for want of {what}: {listed}")
     return lines
 
 
@@ -876,15 +874,12 @@ def _parts_at_once(args, rest: list[str]) -> int:
     print(f"{n} parts on {gpus} GPUs", flush=True)
     rc = parallel.run(gpus, n, args.until, extra)
     swept = 0 if args.no_sweeps else sweep.main(["--record", "--stale"])
-    path = L.RESULTS_DIR / f"{L.slug(device_info()['name'])}.json"
+    slug = L.slug(device_info()["name"])
+    path = L.ledger_path(slug)
     if not path.exists():
         print(f"no part recorded: {path.relative_to(L.ROOT)} was not written")
         return 1
-    ledger = L.load(path)
-    if path.stem == L.site_slug():
-        stale = L.stale_entries(ledger)
-    else:  # another GPU's ledger holds only what the site's never recorded
-        stale = L.new_and_stale(ledger)[1]
+    stale = L.left_to_record(L.load(path), slug != L.site_slug())
     if stale:
         print("the ledger is not complete yet:", *stale, sep="\n  ")
         return 1

@@ -161,6 +161,11 @@ def ledger_files() -> list[Path]:
 # must be redone on the site's GPU: another ledger takes only what is new.
 
 
+def ledger_path(slug: str) -> Path:
+    """Where the ledger of the GPU named `slug` lives."""
+    return RESULTS_DIR / f"{slug}.json"
+
+
 def site_slug() -> str:
     """The slug of the GPU whose ledger the site renders (mkdocs.yml)."""
     found = re.search(
@@ -201,7 +206,7 @@ def elsewhere_plan(old: dict | None, site: dict) -> dict[str, set]:
 def load(path_or_slug) -> dict:
     path = Path(path_or_slug)
     if not path.suffix:
-        path = RESULTS_DIR / f"{path_or_slug}.json"
+        path = ledger_path(path_or_slug)
     return upgrade(json.loads(path.read_text()))
 
 
@@ -247,7 +252,7 @@ def merging(path: Path):
 
 def write(ledger: dict) -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{ledger['device']['slug']}.json"
+    path = ledger_path(ledger["device"]["slug"])
     path.write_text(
         json.dumps(ledger, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     )
@@ -309,6 +314,13 @@ def new_and_stale(ledger: dict) -> tuple[list[str], list[str]]:
     for _, _, problem in stale_subjects(ledger):
         (new if problem.endswith(NEVER_RUN) else stale).append(problem)
     return new, stale
+
+
+def left_to_record(ledger: dict, elsewhere: bool) -> list[str]:
+    """What keeps a ledger from complete after a run: everything stale in it, or,
+    in the ledger of a GPU other than the site's (`elsewhere`: it holds only what
+    it was given), only what it recorded and has gone stale since."""
+    return new_and_stale(ledger)[1] if elsewhere else stale_entries(ledger)
 
 
 def stale_subjects(ledger: dict) -> list[tuple[str, str, str]]:
