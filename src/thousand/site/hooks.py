@@ -134,7 +134,7 @@ def results_for(meta: dict, uri: str) -> Results:
     slug = meta.get("results")
     if slug is None or slug == _results.slug:
         return _results
-    if not isinstance(slug, str) or not (L.RESULTS_DIR / f"{slug}.json").exists():
+    if not isinstance(slug, str) or not L.ledger_path(slug).exists():
         known = [p.stem for p in L.ledger_files()]
         raise DirectiveError(f"{uri}: front matter results: {slug!r}; ledgers: {known}")
     if slug not in _other_results:
