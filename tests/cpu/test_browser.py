@@ -725,25 +725,63 @@ def test_the_logo_stands_out_from_the_indigo_header(base_url, chromium, lang, wi
         context.close()
 
 
+def _serve_the_root_404_for(page, base_url, *paths):
+    """Answer each of `paths` as a host with one 404.html does: the root page."""
+    root_404 = urllib.request.urlopen(base_url + "404.html").read()
+    for path in paths:
+        page.route(
+            base_url + path,
+            lambda route: route.fulfill(
+                status=404, content_type="text/html", body=root_404
+            ),
+        )
+
+
 def test_the_root_404_page_speaks_english_under_en(base_url, page):
     """GitHub Pages serves the root 404.html for every missing address: under /en/
-    it shows its English text, elsewhere its Chinese."""
+    it hands over to the English 404 page, whose tabs and search are English too,
+    and the address bar keeps the address the reader asked for; elsewhere it
+    stays Chinese."""
+    from playwright.sync_api import expect  # importable: the page fixture needed it
+
     page.goto(base_url + "404.html")
     assert page.locator("h1").filter(has_text="页面不存在").is_visible()
     assert not page.get_by_text("page not found").is_visible()
-    # the root 404 page as such a host serves it for a missing English address
-    page.route(
-        base_url + "en/no-such-page/",
-        lambda route: route.fulfill(
-            status=404,
-            content_type="text/html",
-            body=(urllib.request.urlopen(base_url + "404.html").read()),
-        ),
-    )
-    page.goto(base_url + "en/no-such-page/")
-    assert page.locator("h1").filter(has_text="page not found").is_visible()
+    _serve_the_root_404_for(page, base_url, "en/no-such-page/?from=here")
+    asked = base_url + "en/no-such-page/?from=here"
+    page.goto(asked)
+    page.wait_for_url(asked)
+    expect(page.locator("h1").filter(has_text="page not found")).to_be_visible()
     assert not page.get_by_text("页面不存在").is_visible()
     assert page.evaluate("document.documentElement.lang") == "en"
+    tabs = page.locator(".md-tabs__link").all_inner_texts()
+    assert "Learning paths" in [t.strip() for t in tabs], tabs
+    assert page.locator(".md-search__input").get_attribute("placeholder") == "Search"
+    home = page.locator("article a").first.get_attribute("href")
+    assert home.endswith("/en/"), home
+    # expected: the missing page's own 404 (as a response and in the console), and
+    # the root page's script requests, cut short as it hands over
+    problems = [p for p in page.problems if "404" not in p and "ERR_ABORTED" not in p]
+    assert not problems, problems
+
+
+def test_the_root_404_page_speaks_english_where_the_english_one_is_missing(
+    base_url, page
+):
+    """Where /en/404.html is missing too, the host answers it with the root page
+    again: that page shows its own English text, and asks no further."""
+    from playwright.sync_api import expect
+
+    asked = []
+    page.on("request", lambda r: "404.html" in r.url and asked.append(r.url))
+    _serve_the_root_404_for(page, base_url, "en/no-such-page/", "en/404.html?*")
+    page.goto(base_url + "en/no-such-page/")
+    page.wait_for_url(base_url + "en/404.html?*")
+    page.wait_for_load_state("load")
+    expect(page.locator("h1").filter(has_text="page not found")).to_be_visible()
+    assert not page.get_by_text("页面不存在").is_visible()
+    assert page.evaluate("document.documentElement.lang") == "en"
+    assert len(asked) == 1, asked
     home = page.locator(".tp-404[lang=en] a").first.get_attribute("href")
     assert home.endswith("/en/"), home
 
