@@ -786,6 +786,38 @@ def test_the_root_404_page_speaks_english_where_the_english_one_is_missing(
     assert home.endswith("/en/"), home
 
 
+@pytest.mark.parametrize(
+    "lang, date",
+    [("zh", r"\d{4} 年 \d{1,2} 月 \d{1,2} 日"), ("en", r"\d{1,2} [A-Z][a-z]{2} \d{4}")],
+)
+def test_the_feed_shows_each_items_date_and_image(base_url, chromium, lang, date):
+    """The feed opened in a browser (its XSLT stylesheet, rss.xsl): every item has
+    its date written out ("28Nov 2026" lost its space) and the image of each item
+    that carries one (feedimages.py) loads and fits a phone's width."""
+    import re
+
+    context, page = _open(chromium, width=PHONE)
+    try:
+        feed = base_url + LANGS[lang] + "feed_rss_created.xml"
+        page.goto(feed, wait_until="load")
+        page.wait_for_selector("article")
+        dates = page.locator("article time").all_inner_texts()
+        assert dates and all(re.fullmatch(date, d.strip()) for d in dates), dates[:3]
+        source = urllib.request.urlopen(feed).read().decode()
+        enclosures = re.findall(r'<enclosure url="([^"]*)"', source)
+        assert len(enclosures) >= 10, len(enclosures)
+        shown = page.eval_on_selector_all(
+            "article img",
+            "l => l.map(i => [i.src, i.complete && i.naturalWidth > 0,"
+            " i.getBoundingClientRect().right])",
+        )
+        assert [s for s, _, _ in shown] == enclosures
+        assert all(loaded and right <= PHONE for _, loaded, right in shown), shown
+        assert not page.problems, page.problems
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_host_device_diagram_reads_on_a_phone(base_url, chromium, lang):
     """why-gpu's sequence diagram is drawn narrow (short lines, a small margin), so

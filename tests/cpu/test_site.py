@@ -504,6 +504,77 @@ def test_feeds_show_the_logo_and_pages_have_link_previews(site):
         assert home["type"] == "website" and home["title"]
 
 
+def test_feed_items_carry_their_posts_first_figure(site, site_url):
+    """Each feed item whose post shows one of the site's figures carries the first
+    as an <enclosure>: its absolute URL, the built file's type and length; a post
+    with none (its charts still waiting for the GPU run) gets none."""
+    from urllib.parse import urljoin
+
+    for root, base in ((site, site_url), (site / "en", site_url + "en/")):
+        shown = {}
+        for page in (root / "blog").glob("*/index.html"):
+            html = page.read_text()
+            article = html[html.index("<article") : html.index("</article>")]
+            first = re.search(
+                r'<img\b[^>]*?\bsrc="([^"]*assets/(?:plots|access)/[^"]+)"', article
+            )
+            if first:
+                url = f"{base}blog/{page.parent.name}/"
+                shown[url] = urljoin(url, unescape(first.group(1)))
+        assert len(shown) >= 10, len(shown)  # the recorded ones at least
+        for name in ("feed_rss_created.xml", "feed_rss_updated.xml"):
+            feed = (root / name).read_text()
+            items = re.findall(r"<item>.*?</item>", feed, re.S)
+            assert len(items) == len(list((DOCS["en"] / "blog" / "posts").glob("*.md")))
+            for item in items:
+                link = unescape(re.search(r"<link>([^<]*)</link>", item).group(1))
+                found = re.findall(r"<enclosure ([^>]*)/>", item)
+                if link not in shown:
+                    assert not found, (name, link)
+                    continue
+                assert len(found) == 1, (name, link)
+                attrs = dict(re.findall(r'(\w+)="([^"]*)"', found[0]))
+                assert unescape(attrs["url"]) == shown[link], (name, link)
+                assert attrs["type"] == "image/svg+xml"
+                built = root / unescape(attrs["url"]).removeprefix(base)
+                assert int(attrs["length"]) == built.stat().st_size, (name, link)
+
+
+def test_the_feeds_images_come_only_from_the_build(tmp_path):
+    from thousand.site import feedimages
+
+    page = '<p><img alt="x" src="../../assets/plots/ladder-a.svg" /></p>'
+    assert feedimages.first_figure(page, "blog/a/") == "assets/plots/ladder-a.svg"
+    assert (
+        feedimages.first_figure('<img src="../../images/points.svg">', "blog/a/")
+        is None
+    )
+    feed = tmp_path / "feed_rss_created.xml"
+    item = "<item> <link>https://h/s/blog/a/</link> </item>"
+    feed.write_text(f"<rss><channel>{item}{item.replace('/a/', '/b/')}</channel></rss>")
+    with pytest.raises(feedimages.FeedImageError, match="ladder-a.svg.*not built"):
+        feedimages.add_to_feeds(
+            tmp_path, "https://h/s/", {"blog/a/": "assets/plots/ladder-a.svg"}
+        )
+    (tmp_path / "assets" / "plots").mkdir(parents=True)
+    (tmp_path / "assets" / "plots" / "ladder-a.svg").write_text("<svg/>")
+    added = feedimages.add_to_feeds(
+        tmp_path, "https://h/s/", {"blog/a/": "assets/plots/ladder-a.svg"}
+    )
+    assert added == 1
+    written = feed.read_text()
+    assert written.count("<enclosure") == 1
+    url = "https://h/s/assets/plots/ladder-a.svg"
+    tag = f'<enclosure url="{url}" type="image/svg+xml" length="6" /> </item>'
+    assert tag in written and "/b/</link> </item>" in written
+    with pytest.raises(feedimages.FeedImageError, match="has an image already"):
+        feedimages.add_to_feeds(
+            tmp_path, "https://h/s/", {"blog/a/": "assets/plots/ladder-a.svg"}
+        )
+    with pytest.raises(feedimages.FeedImageError, match="site_url"):
+        feedimages.add_to_feeds(tmp_path, "", {})
+
+
 def test_a_training_curve_is_shown_once_as_a_chart_beside_its_log(site):
     """`results:experiment NAME chart` draws the chart and the notes without the
     table: LeNet-5 and backpropagation print the training log already, and the

@@ -3,10 +3,8 @@ with its words in the feed's language. The RSS plugin's own stylesheet
 (`stylesheet: auto`) is written once, in English with French left in it ("Par"
 before each author), for both languages; mkdocs.yml names this one instead.
 
-Items carry no image: the plugin takes one only from a post's front matter
-(`image`) and reads its length from a file beside the post's Markdown, and a
-post's only pictures are its charts, SVGs drawn while the site builds, which
-few feed readers show. The stylesheet shows an item's image if one is ever set.
+An item's image is its post's first figure (an <enclosure>, feedimages.py): the
+stylesheet shows it above the item's summary.
 """
 
 from __future__ import annotations
@@ -42,7 +40,9 @@ _DATE = {
         '<xsl:value-of select="number(substring(pubDate, 6, 2))"/> 日'
     ),
     "en": (
-        '<xsl:value-of select="number(substring(pubDate, 6, 2))"/> '
+        # a space alone between two elements is dropped from a stylesheet: <xsl:text>
+        '<xsl:value-of select="number(substring(pubDate, 6, 2))"/>'
+        "<xsl:text> </xsl:text>"
         '<xsl:value-of select="substring(pubDate, 9, 8)"/>'
     ),
 }

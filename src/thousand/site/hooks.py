@@ -21,6 +21,7 @@ from thousand.site import (
     benchmarks,
     charts,
     descriptions,
+    feedimages,
     feedstyle,
     glossary,
     pagetoc,
@@ -39,6 +40,7 @@ _vendored: dict[str, tuple[str, bytes | None]] = {}
 _benchmark_pages: dict[str, str] = {}  # generated page -> its Markdown
 _tex: texsvg.Renderer | None = None  # formulas to SVG while building (None: browser)
 _reading_times: dict[str, int] = {}  # point -> its post's minutes (track pages)
+_figures: dict[str, str] = {}  # post's URL -> its first figure (the feeds' images)
 
 
 @event_priority(100)  # before the RSS plugin's on_config, which reads its image
@@ -177,6 +179,12 @@ def on_page_content(html, page, config, files):
         # every page is converted before any is written out: the track pages
         # read these in on_post_page
         _reading_times[page.meta["point"]] = page.config.readtime
+    if uri_is_post(page.file.src_uri):
+        figure = feedimages.first_figure(html, page.url)
+        if figure is None:
+            _figures.pop(page.url, None)
+        else:
+            _figures[page.url] = figure
     # The table of contents is plain text, where MathJax never runs: a heading's
     # \(O(\log n)\) would show as TeX there, so it reads "O(log n)" instead.
     for item in _flatten(page.toc):
@@ -346,6 +354,7 @@ def _flatten(toc):
         yield from _flatten(item.children)
 
 
+@event_priority(-100)  # after the RSS plugin has written the feeds
 def on_post_build(config):
     if _tex is not None:
         _tex.close()
@@ -357,7 +366,10 @@ def on_post_build(config):
         # a section's percent-encoded id (every Chinese heading) found, so the
         # phone's drawer closes on a tap at a section (thousand.site.anchors)
         anchors.mend_site(Path(config.site_dir))
+        if config.plugins.get("rss") is not None:
+            feedimages.add_to_feeds(Path(config.site_dir), config.site_url, _figures)
     except (
+        feedimages.FeedImageError,
         search.SearchPatchError,
         alternates.BundlePatchError,
         anchors.AnchorPatchError,
