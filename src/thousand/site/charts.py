@@ -32,6 +32,9 @@ WIDTH = 5.0  # inches: 480 CSS px at full size, 358 on a 390 px phone
 MIN_PT = 9.5  # the smallest type on any chart: 9.4 CSS px on that phone
 PHONE_COLUMN = 358  # CSS px: the text column of a 390 px screen (Material)
 LEGIBLE_PX = 9.0  # what the browser test asks of every chart's text there
+# a title's line at most (text_width: a Latin letter 1, a Chinese character 2): 62
+# letters of a kernel's name, the GPU and the date ran past a chart's right edge
+TITLE_WIDTH = 56
 
 # Chinese fonts matplotlib may know by name; otherwise fc-list finds one.
 CJK_FAMILIES = (

@@ -1193,7 +1193,12 @@ class Results:
             # hundreds of thousands of GFLOP/s make tick labels too wide for a phone
             unit, values = "TFLOP/s", [v / 1e3 for v in values]
             lines = [(v / 1e3, *rest) for v, *rest in lines]
-        height = 0.4 * len(rows) + 1.6
+        title = f"{family}{c['sep']}{self.ledger['device']['name']}, {run['date']}"
+        if charts.text_width(title) > charts.TITLE_WIDTH:
+            # a long kernel name (conv_backward_data) took the line past the right
+            # edge at a phone's width: the name on a line of its own
+            title = f"{family}\n{self.ledger['device']['name']}, {run['date']}"
+        height = 0.4 * len(rows) + 1.6 + 0.2 * title.count("\n")
         fig, ax = plt.subplots(figsize=(charts.WIDTH, height), dpi=100)
         labels = [f"v{k['version']}" for k in rows]
         ax.barh(labels, values, color="#4a7ebb")
@@ -1208,9 +1213,7 @@ class Results:
         size = " × ".join(map(_power_of_two_chart, rows[0]["size"]))
         # a convolution's size has eleven numbers: in lines the chart's width
         ax.set_xlabel(charts.wrap(c["at_size"].format(unit=unit, size=size), 48))
-        fig.suptitle(
-            f"{family}{c['sep']}{self.ledger['device']['name']}, {run['date']}"
-        )
+        fig.suptitle(title)
         ax.grid(True, axis="x", which="major", alpha=0.3)
         if lines:  # under the axes, where no bar can hide behind it
             charts.legend_below(fig, *ax.get_legend_handles_labels())
