@@ -254,7 +254,11 @@ def test_ctrl_c_stops_an_endless_kernel(kernels, kernel, checked):
     code = (
         PRELUDE
         + f"""
-import traceback
+import signal, traceback
+# A terminal's Ctrl-C: a child inherits its parent thread's signal mask, and a
+# test runner's worker may have SIGINT blocked by whatever ran in it before.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGINT}})
+signal.signal(signal.SIGINT, signal.default_int_handler)
 out = cpu.empty((4, 64), np.int32)
 cpu.module(cu, {checked == "1"})  # compiled before we say the kernel is running
 print("RUNNING", flush=True)
