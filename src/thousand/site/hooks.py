@@ -4,6 +4,7 @@ SVGs they draw to the site as generated files, count reading time in Chinese, an
 fail the Chinese build on a spelling the glossary avoids."""
 
 import html
+import os
 import re
 import shutil
 from pathlib import Path
@@ -24,6 +25,7 @@ from thousand.site import (
     feedimages,
     feedstyle,
     glossary,
+    notebooks,
     pagetoc,
     plaintex,
     readtime,
@@ -41,11 +43,13 @@ _benchmark_pages: dict[str, str] = {}  # generated page -> its Markdown
 _tex: texsvg.Renderer | None = None  # formulas to SVG while building (None: browser)
 _reading_times: dict[str, int] = {}  # point -> its post's minutes (track pages)
 _figures: dict[str, str] = {}  # post's URL -> its first figure (the feeds' images)
+_notebooks: dict[str, str] = {}  # a post's notebook's path in the site -> its text
 
 
 @event_priority(100)  # before the RSS plugin's on_config, which reads its image
 def on_config(config):
     global _results, _vendored, _benchmark_pages, _tex
+    _notebooks.clear()  # serve rebuilds: only this build's posts
     # The feed's <image> must be an absolute URL to a raster image (RSS 2.0): the
     # logo as a 144 px PNG; without it the plugin writes <url>None</url>.
     rss = config.plugins.get("rss")
@@ -146,6 +150,9 @@ def results_for(meta: dict, uri: str) -> Results:
 
 def on_page_markdown(markdown, page, config, files):
     lang, uri = config.theme["language"], page.file.src_uri
+    if uri_is_post(uri):
+        # the notebook from the post as written, before any directive is rendered
+        add_notebook(markdown, page, config, files)
     try:
         markdown = tracks.render_page(markdown, uri, lang, Path(config.docs_dir))
         point = page.meta.get("point") if uri_is_post(uri) else None
@@ -156,6 +163,36 @@ def on_page_markdown(markdown, page, config, files):
         return results_for(page.meta, uri).render_page(markdown, uri)
     except (DirectiveError, tracks.TrackError, OSError, KeyError, ValueError) as e:
         raise PluginError(f"directive: {e}") from e
+
+
+def notebook_name(page) -> str:
+    return f"{page.meta.get('slug') or Path(page.file.src_uri).stem}.ipynb"
+
+
+def add_notebook(markdown, page, config, files) -> None:
+    """The post as a notebook (thousand.site.notebooks), written beside its page
+    once the site is built."""
+    base = config.site_url or "/"
+    here = Path(page.file.src_uri).parent
+
+    def link(target: str) -> str | None:
+        path = os.path.normpath(here / target).replace(os.sep, "/")
+        found = files.get_file_from_path(path)
+        return urljoin(base, found.url) if found is not None else None
+
+    try:
+        nb = notebooks.notebook(
+            markdown,
+            config.theme["language"],
+            Path(config.config_file_path).parent,
+            urljoin(base, page.url),
+            config.repo_url,
+            link,
+        )
+    except (notebooks.NotebookError, OSError) as e:
+        raise PluginError(f"{page.file.src_uri}: notebook: {e}") from e
+    folder = Path(page.file.dest_uri).parent.as_posix()
+    _notebooks[f"{folder}/{notebook_name(page)}"] = notebooks.dumps(nb)
 
 
 def on_page_context(context, page, config, nav):
@@ -322,6 +359,16 @@ def on_post_page(output, page, config):
         output = repo.add(output, config.repo_url, config.theme["language"])
         # the table of contents on a phone (the sidebar's is hidden there)
         output = pagetoc.add(output, page.toc, config.theme["language"])
+        # the notebook to download and Open in Colab, right under the title (the
+        # table of contents, put there just before, then follows them)
+        slug = notebook_name(page).removesuffix(".ipynb")
+        links = notebooks.links_html(
+            notebook_name(page), config.repo_url, config.theme["language"], slug
+        )
+        try:
+            output = notebooks.add_links(output, links)
+        except notebooks.NotebookError as e:
+            raise PluginError(f"{page.file.src_uri}: {e}") from e
         # <link rel=prev/next> along the post's track, not by date
         try:
             output = tracks.head_links(
@@ -358,6 +405,10 @@ def _flatten(toc):
 def on_post_build(config):
     if _tex is not None:
         _tex.close()
+    for path, text in _notebooks.items():
+        out = Path(config.site_dir) / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
     # Material's search worker drops a Chinese query's last character when it cuts
     # the query into words ("张量核心" -> "张量* 核*"): mend the copy in the site.
     try:
