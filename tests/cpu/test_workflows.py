@@ -377,6 +377,28 @@ def test_pages_are_deployed_only_from_pushes_to_main(gpu_wf):
             assert "id-token" not in granted, name
 
 
+def test_notebooks_are_published_for_colab_only_from_pushes_to_main(gpu_wf):
+    """The posts' notebooks go to the branch Colab reads (thousand.site.notebooks)
+    only with a site deployed from main, by the one job that may write contents; it
+    checks out nothing, so it runs no code a pull request could have changed."""
+    from thousand.site.notebooks import BRANCH
+
+    jobs = gpu_wf["jobs"]
+    job = jobs["notebooks"]
+    assert runs(job, PUSH_TO_MAIN)
+    for ctx in (APPROVED, PUSH_ELSEWHERE, DISPATCH):
+        assert not runs(job, ctx), ctx["github"]
+    assert job["needs"] == "site"
+    assert not any("checkout" in s.get("uses", "") for s in job["steps"])
+    assert "push --force" in job["steps"][-1]["run"]
+    assert job["steps"][-1]["run"].rstrip().endswith(f" {BRANCH}")
+    grants = {n: j["permissions"].get("contents") for n, j in jobs.items()}
+    assert [n for n, g in grants.items() if g == "write"] == ["notebooks"]
+    collect = [s for s in jobs["site"]["steps"] if "post-notebooks" in s.get("run", "")]
+    assert len(collect) == 1 and runs(collect[0], PUSH_TO_MAIN)
+    assert not runs(collect[0], APPROVED)
+
+
 def test_jobs_that_may_run_pull_request_code_cannot_write_or_read_secrets(gpu_wf):
     for name in ("gpu", "site"):
         granted = gpu_wf["jobs"][name]["permissions"]
