@@ -887,6 +887,7 @@ def test_a_post_prints_with_its_formulas_diagrams_and_code(base_url, chromium):
         page.emulate_media(media="print")
         _load(page, base_url + "en/blog/lenet-5/")
         assert not page.locator("details.tp-toc").is_visible()
+        assert not page.locator("p.tp-notebook").is_visible()  # nothing to press
         assert page.evaluate(OVERFLOWING) == 0
         wrap = "c => getComputedStyle(c).whiteSpace"
         assert page.eval_on_selector("pre > code", wrap) == "pre-wrap"
@@ -899,5 +900,63 @@ def test_a_post_prints_with_its_formulas_diagrams_and_code(base_url, chromium):
             "() => document.querySelectorAll('div.mermaid').length >= 1", timeout=15_000
         )
         assert len(page.pdf(format="A4")) > 10_000
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_post_offers_its_notebook_under_its_title(
+    base_url, chromium, screenshot_dir, lang, width
+):
+    """Under a post's title: the download button, which fetches that post's
+    notebook, and Open in Colab where the build knows a GitHub repository (a local
+    clone without one gets one line saying why instead). Every part sits inside the
+    screen at 390 and 1280 px, in type no smaller than the page's small print, and
+    the two buttons do not overlap."""
+    import json
+
+    url = base_url + LANGS[lang] + "blog/parallel-reduction/"
+    context, page = _open(chromium, width=width)
+    try:
+        _load(page, url)
+        line = page.locator("p.tp-notebook")
+        assert line.count() == 1 and line.is_visible()
+        h1 = page.locator(".md-content h1").first.bounding_box()
+        box = line.bounding_box()
+        assert 0 < box["y"] - h1["y"] < 300, (h1, box)  # right under the title
+        parts = line.locator("a, span")
+        boxes = []
+        for i in range(parts.count()):
+            part = parts.nth(i)
+            assert part.is_visible()
+            b = part.bounding_box()
+            assert b["x"] >= 0 and b["x"] + b["width"] <= width, (i, b)
+            size = part.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+            assert size >= 11, (i, size)
+            boxes.append(b)
+        buttons = boxes[:2] if line.locator("a").count() == 2 else boxes[:1]
+        if len(buttons) == 2:
+            a, b = buttons
+            apart = a["x"] + a["width"] <= b["x"] or b["y"] >= a["y"] + a["height"]
+            assert apart, buttons
+        download = line.locator("a.tp-nb-download")
+        href = download.get_attribute("href")
+        assert download.get_attribute("download") == href == "parallel-reduction.ipynb"
+        with urllib.request.urlopen(urljoin(url, href)) as r:
+            nb = json.loads(r.read())
+        heading = page.locator(".md-content h1").first.inner_text()
+        heading = heading.strip().removesuffix("¶").strip()
+        assert nb["nbformat"] == 4 and nb["cells"][0]["source"] == f"# {heading}"
+        colab = line.locator("a.tp-nb-colab")
+        if colab.count():
+            target = colab.get_attribute("href")
+            assert target.startswith("https://colab.research.google.com/github/")
+            assert target.endswith(f"/blob/notebooks/{lang}/parallel-reduction.ipynb")
+            assert line.locator(".tp-nb-why").count() == 0
+        else:
+            assert "Colab" in line.locator(".tp-nb-why").inner_text()
+        assert not page.problems, page.problems
+        line.screenshot(path=str(screenshot_dir / f"notebook-{lang}-{width}.png"))
     finally:
         context.close()

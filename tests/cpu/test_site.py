@@ -904,3 +904,36 @@ def test_a_local_build_takes_the_repository_from_the_clones_origin(tmp_path):
     remote = ["remote", "add", "origin", "git@github.com:o/r.git"]
     subprocess.run(["git", "-C", str(tmp_path), *remote], check=True)
     assert repo.from_git(tmp_path) == "https://github.com/o/r"
+
+
+def test_every_post_links_its_notebook_which_lies_beside_it(site):
+    """Both languages: every post carries the notebook line under its title, and the
+    file it links is a notebook of that post (its title first, its snippets in it);
+    Open in Colab is there exactly where the build knows a GitHub repository, and
+    otherwise one line says why."""
+    nbformat = pytest.importorskip("nbformat")
+    for lang, root in (("zh", site), ("en", site / "en")):
+        posts = sorted((DOCS[lang] / "blog" / "posts").glob("*.md"))
+        assert posts
+        for post in posts:
+            page = root / "blog" / post.stem / "index.html"
+            html = page.read_text(encoding="utf-8")
+            line = re.search(r'<p class="tp-notebook">(.*?)</p>', html, re.S)
+            assert line, f"{lang}: {post.stem} has no notebook line"
+            title_end = html.index("</h1>")
+            assert html.index('<p class="tp-notebook">') > title_end
+            href = re.search(r'class="md-button tp-nb-download" href="([^"]+)"', html)
+            assert href and href.group(1) == f"{post.stem}.ipynb"
+            nb = nbformat.read(page.parent / href.group(1), as_version=4)
+            nbformat.validate(nb)
+            title = re.search(r"^# (.+)$", post.read_text(encoding="utf-8"), re.M)
+            assert nb.cells[0].source == f"# {title.group(1).strip()}"
+            whole = re.findall(
+                r'^```python\n--8<-- "snippets/\w+\.py"\n```$', post.read_text(), re.M
+            )
+            code = [c for c in nb.cells if c.cell_type == "code"]
+            assert len(code) == 1 + len(whole)  # the set-up, then each snippet
+            colab = "tp-nb-colab" in line.group(1)
+            assert colab != ("tp-nb-why" in line.group(1)), line.group(1)
+            if colab:
+                assert f"/blob/notebooks/{lang}/{post.stem}.ipynb" in line.group(1)

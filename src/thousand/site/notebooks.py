@@ -203,7 +203,8 @@ def snippet_cell(target: str, root: Path) -> str:
     `%%skip_if_unsupported` line over a snippet that may be refused, and `__file__`
     set where the snippet finds its own files through it (sys.argv where it parses
     a command line)."""
-    source = (root / target).read_text(encoding="utf-8")
+    # expanded as the page expands it: the file without its section markers
+    source = "\n".join(expand([f'--8<-- "{target}"'], root))
     docstring = re.match(r'\s*"""(.*?)"""', source, re.S)
     head = []
     if docstring and _NEEDS_MORE.search(docstring.group(1)):
@@ -382,17 +383,16 @@ LINKS = {
     "zh": {
         "download": "下载笔记本",
         "colab": "在 Colab 中打开",
-        "no_repo": "没有“在 Colab 中打开”：这次构建不知道仓库的地址（发布时由 REPO_URL "
-        "给出），而 Colab 只能从 GitHub 上的仓库打开笔记本。",
+        "no_repo": "没有“在 Colab 中打开”：这次构建没有拿到仓库地址（REPO_URL），"
+        "而 Colab 只能从 GitHub 打开笔记本。",
         "not_github": "没有“在 Colab 中打开”：仓库不在 GitHub 上，而 Colab 只能从 "
         "GitHub 上的仓库打开笔记本。",
     },
     "en": {
         "download": "Download the notebook",
         "colab": "Open in Colab",
-        "no_repo": "No “Open in Colab”: this build knows no repository address "
-        "(REPO_URL gives it when the site is published), and Colab opens notebooks "
-        "only from a repository on GitHub.",
+        "no_repo": "No “Open in Colab”: this build was given no repository address "
+        "(REPO_URL), and Colab opens notebooks only from GitHub.",
         "not_github": "No “Open in Colab”: the repository is not on GitHub, and "
         "Colab opens notebooks only from a repository on GitHub.",
     },
