@@ -160,7 +160,7 @@ def skip_if_unsupported(line, cell):
 {c["gpu"]}
 from thousand.cuda import device_info, gpu_status, on_cpu
 
-found, what = gpu_status()
+what = gpu_status()[1]  # the GPU's name, or why there is none
 if on_cpu():
     print(f"CPU backend ({{what}})")
 else:
