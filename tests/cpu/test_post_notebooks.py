@@ -110,12 +110,12 @@ def test_the_colab_link_comes_from_a_github_repository_only():
     assert (
         N.colab_url("https://gitlab.com/someone/thousand-points", "en", "gan") is None
     )
-    line = N.links_html("gan.ipynb", None, "en", "gan")
+    line = N.links_html("gan", None, "en")
     assert "colab.research" not in line and "REPO_URL" in line
     assert 'download="gan.ipynb"' in line
-    line = N.links_html("gan.ipynb", "https://gitlab.com/a/b", "zh", "gan")
+    line = N.links_html("gan", "https://gitlab.com/a/b", "zh")
     assert "colab.research" not in line and "GitHub" in line
-    line = N.links_html("gan.ipynb", "https://github.com/a/b", "zh", "gan")
+    line = N.links_html("gan", "https://github.com/a/b", "zh")
     assert url.replace("someone/thousand-points", "a/b") in line
     assert "tp-nb-why" not in line
 

@@ -165,8 +165,8 @@ def on_page_markdown(markdown, page, config, files):
         raise PluginError(f"directive: {e}") from e
 
 
-def notebook_name(page) -> str:
-    return f"{page.meta.get('slug') or Path(page.file.src_uri).stem}.ipynb"
+def notebook_slug(page) -> str:
+    return page.meta.get("slug") or Path(page.file.src_uri).stem
 
 
 def add_notebook(markdown, page, config, files) -> None:
@@ -192,7 +192,7 @@ def add_notebook(markdown, page, config, files) -> None:
     except (notebooks.NotebookError, OSError) as e:
         raise PluginError(f"{page.file.src_uri}: notebook: {e}") from e
     folder = Path(page.file.dest_uri).parent.as_posix()
-    _notebooks[f"{folder}/{notebook_name(page)}"] = notebooks.dumps(nb)
+    _notebooks[f"{folder}/{notebook_slug(page)}.ipynb"] = notebooks.dumps(nb)
 
 
 def on_page_context(context, page, config, nav):
@@ -361,9 +361,8 @@ def on_post_page(output, page, config):
         output = pagetoc.add(output, page.toc, config.theme["language"])
         # the notebook to download and Open in Colab, right under the title (the
         # table of contents, put there just before, then follows them)
-        slug = notebook_name(page).removesuffix(".ipynb")
         links = notebooks.links_html(
-            notebook_name(page), config.repo_url, config.theme["language"], slug
+            notebook_slug(page), config.repo_url, config.theme["language"]
         )
         try:
             output = notebooks.add_links(output, links)

@@ -399,10 +399,11 @@ LINKS = {
 }
 
 
-def links_html(filename: str, repo_url: str | None, lang: str, slug: str) -> str:
-    """The line under a post's title: the notebook to download and, where the
-    repository is on GitHub, Open in Colab; else one line saying why not."""
-    t = LINKS[lang]
+def links_html(slug: str, repo_url: str | None, lang: str) -> str:
+    """The line under a post's title: the notebook to download (`slug`.ipynb, beside
+    the page) and, where the repository is on GitHub, Open in Colab; else one line
+    saying why not."""
+    t, filename = LINKS[lang], f"{slug}.ipynb"
     parts = [
         f'<a class="md-button tp-nb-download" href="{html.escape(filename)}" '
         f'download="{html.escape(filename)}">{t["download"]}</a>'
