@@ -302,14 +302,21 @@ def test_backward_after_the_forward_kernel(version):
 def test_saved_lse_limits_the_gradient_at_huge_logits():
     """The module's accuracy note: near 1e4 the float32 lse is off by up to half
     an ulp, 2^-11, and each probability by that factor; the gradient stays
-    within that of the float64 one, and not much better (the bound is real)."""
-    x, t = logits_and_targets(16, 64, scale=1)
-    x += np.float32(1e4)
+    within that of the float64 one, and not much better (the bound is real).
+    At the target the gradient is p - 1, rounded to float32 once more: half an
+    ulp of a number near 1, 2^-24, comes on top, which over p can exceed 2^-11's
+    share when p is small (seen in 2 of 40 seeds). Seeded here, not from the
+    module's generator, so the inputs do not depend on which tests ran first."""
+    local = np.random.default_rng(11)
+    x = local.standard_normal((16, 64)).astype(np.float32) + np.float32(1e4)
+    t = local.integers(0, 64, 16).astype(np.int32)
     lse = np.empty(16, np.float32)
     cross_entropy(x, t, lse=lse)
     ones = np.ones(16, np.float32)
     got = cross_entropy_backward(x, t, lse, ones).astype(np.float64)
     exact = cross_entropy_backward_ref(x, t, cross_entropy_parts(x, t)[1], ones)
-    p = exact + (np.arange(64) == t[:, None])  # the probabilities
-    worst = float((np.abs(got - exact) / p).max())
-    assert 1e-5 < worst <= 2**-11 * 1.01
+    target = np.arange(64) == t[:, None]
+    p = exact + target  # the probabilities
+    err = np.abs(got - exact)
+    assert (err <= 2**-11 * 1.01 * p + 2**-24 * target).all()
+    assert float((err / p).max()) > 1e-5  # the bound is not loose by orders
